@@ -37,7 +37,8 @@ var DefaultPool = PoolConfig{MaxOpenConns: 16, MaxIdleConns: 16, ConnMaxLifetime
 
 // Open connects to the database at url and checks that it answers.
 func Open(ctx context.Context, url string, pool ...PoolConfig) (*DB, error) {
-	db, err := sqlx.Open("postgres", url)
+	registerCountingDriver()
+	db, err := sqlx.Open(countingDriverName, url)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -54,7 +55,8 @@ func Open(ctx context.Context, url string, pool ...PoolConfig) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("connect to database: %w", Classify(err))
 	}
-	return &DB{DB: db}, nil
+	// sqlx picks its bind style from the driver name; ours is PostgreSQL's.
+	return &DB{DB: sqlx.NewDb(db.DB, "postgres")}, nil
 }
 
 // Migrate applies every pending embedded migration. It is idempotent.
