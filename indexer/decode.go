@@ -1,0 +1,567 @@
+package indexer
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum/accounts/abi"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/stakegraph/stakegraph/chain"
+)
+
+// eigenLayerABI holds every EigenLayer event the indexer decodes (both the
+// pre- and post-slashing variants, as listed in the chain reference) and the
+// few view functions it calls.
+//
+//go:embed eigenlayer.abi.json
+var eigenLayerABIJSON []byte
+
+// EigenLayerABI is the parsed form of eigenlayer.abi.json.
+var EigenLayerABI = mustParseABI(eigenLayerABIJSON)
+
+func mustParseABI(b []byte) abi.ABI {
+	parsed, err := abi.JSON(bytes.NewReader(b))
+	if err != nil {
+		panic(fmt.Sprintf("indexer: embedded ABI: %v", err))
+	}
+	return parsed
+}
+
+// ErrUndecodable marks a log that carries a known event signature but whose
+// topics or data do not match it.
+var ErrUndecodable = errors.New("undecodable log")
+
+// Observations are facts decoded from logs that the event model has no type
+// for but the indexer acts on: strategies added to or removed from the
+// deposit whitelist, and the AVSs whose set of strategies may have changed.
+type Observations struct {
+	WhitelistedStrategies []string
+	// TouchedAVS holds every AVS that appeared in the decoded logs.
+	TouchedAVS map[string]bool
+}
+
+func (o *Observations) touchAVS(avs string) {
+	if o.TouchedAVS == nil {
+		o.TouchedAVS = make(map[string]bool)
+	}
+	o.TouchedAVS[avs] = true
+}
+
+// contractRole names the core contract an event must come from.
+type contractRole int
+
+const (
+	roleDelegationManager contractRole = iota
+	roleStrategyManager
+	roleEigenPodManager
+	roleAVSDirectory
+	roleRewardsCoordinator
+	roleAllocationManager
+)
+
+// eventDecoder decodes one event signature.
+type eventDecoder struct {
+	event  abi.Event
+	roles  []contractRole
+	decode func(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, obs *Observations) error
+}
+
+// Decoder turns the logs of one EigenLayer deployment into chain events.
+type Decoder struct {
+	byTopic map[common.Hash]decoderEntry
+	topics  []common.Hash
+	addrs   []common.Address
+}
+
+type decoderEntry struct {
+	eventDecoder
+	emitters map[common.Address]bool
+}
+
+// eventsBySignature maps each event's canonical signature to its decoder.
+// Every event of the reference is listed, including the ones that carry no
+// state the service keeps (they are decoded, checked and dropped).
+var eventsBySignature = map[string]struct {
+	roles  []contractRole
+	decode func(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, obs *Observations) error
+}{
+	"OperatorRegistered(address,(address,address,uint32))": {[]contractRole{roleDelegationManager}, decodeOperatorRegistered},
+	"OperatorRegistered(address,address)":                  {[]contractRole{roleDelegationManager}, decodeOperatorRegistered},
+	"OperatorMetadataURIUpdated(address,string)":           {[]contractRole{roleDelegationManager}, decodeMetadataURI(chain.SubjectOperator)},
+	"OperatorSharesIncreased(address,address,address,uint256)": {
+		[]contractRole{roleDelegationManager}, decodeOperatorShares(chain.SharesIncreased)},
+	"OperatorSharesDecreased(address,address,address,uint256)": {
+		[]contractRole{roleDelegationManager}, decodeOperatorShares(chain.SharesDecreased)},
+	"StakerDelegated(address,address)":        {[]contractRole{roleDelegationManager}, decodeDelegation(chain.Delegation)},
+	"StakerUndelegated(address,address)":      {[]contractRole{roleDelegationManager}, decodeDelegation(chain.Undelegation)},
+	"StakerForceUndelegated(address,address)": {[]contractRole{roleDelegationManager}, decodeDelegation(chain.Undelegation)},
+	"WithdrawalQueued(bytes32,(address,address,address,uint256,uint32,address[],uint256[]))": {
+		[]contractRole{roleDelegationManager}, decodeWithdrawalQueued},
+	"SlashingWithdrawalQueued(bytes32,(address,address,address,uint256,uint32,address[],uint256[]),uint256[])": {
+		[]contractRole{roleDelegationManager}, decodeWithdrawalQueued},
+	"WithdrawalCompleted(bytes32)":         {[]contractRole{roleDelegationManager}, decodeWithdrawalCompleted},
+	"SlashingWithdrawalCompleted(bytes32)": {[]contractRole{roleDelegationManager}, decodeWithdrawalCompleted},
+	// A migration re-queues an M1 withdrawal: the WithdrawalQueued event
+	// emitted with it carries the state, so the migration itself is only checked.
+	"WithdrawalMigrated(bytes32,bytes32)":                         {[]contractRole{roleDelegationManager}, decodeOnly},
+	"Deposit(address,address,address,uint256)":                    {[]contractRole{roleStrategyManager}, decodeDeposit},
+	"Deposit(address,address,uint256)":                            {[]contractRole{roleStrategyManager}, decodeDeposit},
+	"StrategyAddedToDepositWhitelist(address)":                    {[]contractRole{roleStrategyManager}, decodeStrategyWhitelisted},
+	"StrategyRemovedFromDepositWhitelist(address)":                {[]contractRole{roleStrategyManager}, decodeOnly},
+	"OperatorAVSRegistrationStatusUpdated(address,address,uint8)": {[]contractRole{roleAVSDirectory}, decodeRegistration},
+	"AVSMetadataURIUpdated(address,string)": {
+		[]contractRole{roleAVSDirectory, roleAllocationManager}, decodeMetadataURI(chain.SubjectAVS)},
+	// A pod's existence changes no balance; PodSharesUpdated does.
+	"PodDeployed(address,address)":     {[]contractRole{roleEigenPodManager}, decodeOnly},
+	"PodSharesUpdated(address,int256)": {[]contractRole{roleEigenPodManager}, decodePodShares},
+	"AVSRewardsSubmissionCreated(address,uint256,bytes32,((address,uint96)[],address,uint256,uint32,uint32))": {
+		[]contractRole{roleRewardsCoordinator}, decodeRewardsSubmission(false)},
+	"RewardsSubmissionForAllCreated(address,uint256,bytes32,((address,uint96)[],address,uint256,uint32,uint32))": {
+		[]contractRole{roleRewardsCoordinator}, decodeRewardsSubmission(true)},
+	// Distribution roots matter to claimers, not to the metrics served here.
+	"DistributionRootSubmitted(uint32,bytes32,uint32,uint32)": {[]contractRole{roleRewardsCoordinator}, decodeOnly},
+}
+
+// NewDecoder builds a decoder for the given deployment.
+func NewDecoder(c chain.Contracts) (*Decoder, error) {
+	roleAddr := map[contractRole]string{
+		roleDelegationManager:  c.DelegationManager,
+		roleStrategyManager:    c.StrategyManager,
+		roleEigenPodManager:    c.EigenPodManager,
+		roleAVSDirectory:       c.AVSDirectory,
+		roleRewardsCoordinator: c.RewardsCoordinator,
+		roleAllocationManager:  c.AllocationManager,
+	}
+	d := &Decoder{byTopic: make(map[common.Hash]decoderEntry)}
+	seenAddr := make(map[common.Address]bool)
+	for _, ev := range EigenLayerABI.Events {
+		spec, ok := eventsBySignature[ev.Sig]
+		if !ok {
+			return nil, fmt.Errorf("event %s has no decoder", ev.Sig)
+		}
+		entry := decoderEntry{
+			eventDecoder: eventDecoder{event: ev, roles: spec.roles, decode: spec.decode},
+			emitters:     make(map[common.Address]bool),
+		}
+		for _, r := range spec.roles {
+			s := roleAddr[r]
+			if s == "" {
+				continue // a deployment without, say, an AllocationManager yet
+			}
+			if !common.IsHexAddress(s) {
+				return nil, fmt.Errorf("contract address %q is not an address", s)
+			}
+			a := common.HexToAddress(s)
+			entry.emitters[a] = true
+			if !seenAddr[a] {
+				seenAddr[a] = true
+				d.addrs = append(d.addrs, a)
+			}
+		}
+		d.byTopic[ev.ID] = entry
+		d.topics = append(d.topics, ev.ID)
+	}
+	if len(d.byTopic) != len(eventsBySignature) {
+		return nil, fmt.Errorf("ABI has %d events, %d decoders", len(d.byTopic), len(eventsBySignature))
+	}
+	if len(d.addrs) == 0 {
+		return nil, errors.New("no contract addresses configured")
+	}
+	return d, nil
+}
+
+// Addresses are the contracts whose logs the decoder understands.
+func (d *Decoder) Addresses() []common.Address { return d.addrs }
+
+// Topics are the event signatures (topic 0) the decoder understands.
+func (d *Decoder) Topics() []common.Hash { return d.topics }
+
+// Decode decodes one log into b (and obs for facts outside the event
+// model). blockTime is the time of the log's block. A log of a known event
+// from a contract that does not emit it is ignored; a log with a known
+// signature but malformed topics or data returns an error wrapping
+// ErrUndecodable.
+func (d *Decoder) Decode(lg *types.Log, blockTime time.Time, b *chain.Batch, obs *Observations) (err error) {
+	if len(lg.Topics) == 0 {
+		return nil
+	}
+	entry, ok := d.byTopic[lg.Topics[0]]
+	if !ok || !entry.emitters[lg.Address] {
+		return nil
+	}
+	if lg.Index > 1<<31-1 {
+		return fmt.Errorf("%w: log index %d out of range", ErrUndecodable, lg.Index)
+	}
+	pos := chain.Position{
+		BlockNumber: lg.BlockNumber,
+		BlockHash:   hexLower(lg.BlockHash[:]),
+		BlockTime:   blockTime.UTC(),
+		TxHash:      hexLower(lg.TxHash[:]),
+		LogIndex:    uint32(lg.Index),
+	}
+	defer func() {
+		// abi.ConvertType panics on a shape mismatch; that is a bad log,
+		// not a reason to stop the process.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %s at block %d log %d: %v", ErrUndecodable, entry.event.Name, lg.BlockNumber, lg.Index, r)
+		}
+	}()
+	if err := entry.decode(&entry.event, lg, pos, b, obs); err != nil {
+		return fmt.Errorf("%w: %s at block %d log %d: %v", ErrUndecodable, entry.event.Sig, lg.BlockNumber, lg.Index, err)
+	}
+	return nil
+}
+
+// indexedArgs checks the log's topic count and returns the indexed topics
+// (without topic 0).
+func indexedArgs(ev *abi.Event, lg *types.Log) ([]common.Hash, error) {
+	n := 0
+	for _, in := range ev.Inputs {
+		if in.Indexed {
+			n++
+		}
+	}
+	if len(lg.Topics) != n+1 {
+		return nil, fmt.Errorf("want %d topics, got %d", n+1, len(lg.Topics))
+	}
+	return lg.Topics[1:], nil
+}
+
+// topicAddress reads an address from an indexed topic, rejecting a topic
+// whose upper 12 bytes are not zero.
+func topicAddress(t common.Hash) (string, error) {
+	for _, b := range t[:12] {
+		if b != 0 {
+			return "", fmt.Errorf("topic %s is not an address", t.Hex())
+		}
+	}
+	return addrLower(common.BytesToAddress(t[12:])), nil
+}
+
+// unpackData unpacks the non-indexed arguments of a log.
+func unpackData(ev *abi.Event, lg *types.Log) ([]any, error) {
+	return ev.Inputs.NonIndexed().Unpack(lg.Data)
+}
+
+func addrLower(a common.Address) string { return strings.ToLower(a.Hex()) }
+
+func hexLower(b []byte) string { return "0x" + fmt.Sprintf("%x", b) }
+
+func addrsLower(as []common.Address) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = addrLower(a)
+	}
+	return out
+}
+
+func decodeOnly(ev *abi.Event, lg *types.Log, _ chain.Position, _ *chain.Batch, _ *Observations) error {
+	topics, err := indexedArgs(ev, lg)
+	if err != nil {
+		return err
+	}
+	for i, in := range indexedInputs(ev) {
+		if in.Type.T == abi.AddressTy {
+			if _, err := topicAddress(topics[i]); err != nil {
+				return err
+			}
+		}
+	}
+	_, err = unpackData(ev, lg)
+	return err
+}
+
+func indexedInputs(ev *abi.Event) []abi.Argument {
+	var out []abi.Argument
+	for _, in := range ev.Inputs {
+		if in.Indexed {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+func decodeOperatorRegistered(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, _ *Observations) error {
+	topics, err := indexedArgs(ev, lg)
+	if err != nil {
+		return err
+	}
+	op, err := topicAddress(topics[0])
+	if err != nil {
+		return err
+	}
+	// Both variants' data must decode, though only the operator is kept.
+	if _, err := unpackData(ev, lg); err != nil {
+		return err
+	}
+	b.OperatorsRegistered = append(b.OperatorsRegistered, chain.OperatorRegistered{Position: pos, Operator: op})
+	return nil
+}
+
+func decodeMetadataURI(subject chain.Subject) func(*abi.Event, *types.Log, chain.Position, *chain.Batch, *Observations) error {
+	return func(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, obs *Observations) error {
+		topics, err := indexedArgs(ev, lg)
+		if err != nil {
+			return err
+		}
+		addr, err := topicAddress(topics[0])
+		if err != nil {
+			return err
+		}
+		vals, err := unpackData(ev, lg)
+		if err != nil {
+			return err
+		}
+		uri := vals[0].(string)
+		b.MetadataURIs = append(b.MetadataURIs, chain.MetadataURIUpdated{Position: pos, Subject: subject, Address: addr, URI: uri})
+		if subject == chain.SubjectAVS {
+			obs.touchAVS(addr)
+		}
+		return nil
+	}
+}
+
+func decodeOperatorShares(typ chain.DelegationType) func(*abi.Event, *types.Log, chain.Position, *chain.Batch, *Observations) error {
+	return func(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, _ *Observations) error {
+		topics, err := indexedArgs(ev, lg)
+		if err != nil {
+			return err
+		}
+		op, err := topicAddress(topics[0])
+		if err != nil {
+			return err
+		}
+		vals, err := unpackData(ev, lg)
+		if err != nil {
+			return err
+		}
+		b.Delegations = append(b.Delegations, chain.DelegationEvent{
+			Position: pos,
+			Type:     typ,
+			Staker:   addrLower(vals[0].(common.Address)),
+			Operator: op,
+			Strategy: addrLower(vals[1].(common.Address)),
+			Shares:   new(big.Int).Set(vals[2].(*big.Int)),
+		})
+		return nil
+	}
+}
+
+func decodeDelegation(typ chain.DelegationType) func(*abi.Event, *types.Log, chain.Position, *chain.Batch, *Observations) error {
+	return func(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, _ *Observations) error {
+		topics, err := indexedArgs(ev, lg)
+		if err != nil {
+			return err
+		}
+		staker, err := topicAddress(topics[0])
+		if err != nil {
+			return err
+		}
+		op, err := topicAddress(topics[1])
+		if err != nil {
+			return err
+		}
+		if len(lg.Data) != 0 {
+			return fmt.Errorf("unexpected %d data bytes", len(lg.Data))
+		}
+		b.Delegations = append(b.Delegations, chain.DelegationEvent{Position: pos, Type: typ, Staker: staker, Operator: op})
+		return nil
+	}
+}
+
+// withdrawalTuple mirrors the Withdrawal struct of the DelegationManager.
+type withdrawalTuple struct {
+	Staker      common.Address
+	DelegatedTo common.Address
+	Withdrawer  common.Address
+	Nonce       *big.Int
+	StartBlock  uint32
+	Strategies  []common.Address
+	Shares      []*big.Int
+}
+
+func decodeWithdrawalQueued(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, _ *Observations) error {
+	if _, err := indexedArgs(ev, lg); err != nil {
+		return err
+	}
+	vals, err := unpackData(ev, lg)
+	if err != nil {
+		return err
+	}
+	root := vals[0].([32]byte)
+	w := *abi.ConvertType(vals[1], new(withdrawalTuple)).(*withdrawalTuple)
+	shares := w.Shares
+	if len(vals) == 3 {
+		// After the slashing upgrade the struct holds scaled shares; the
+		// shares actually leaving the staker's balance are sharesToWithdraw.
+		shares = vals[2].([]*big.Int)
+	}
+	if len(shares) != len(w.Strategies) {
+		return fmt.Errorf("%d strategies but %d share amounts", len(w.Strategies), len(shares))
+	}
+	out := make([]*big.Int, len(shares))
+	for i, s := range shares {
+		out[i] = new(big.Int).Set(s)
+	}
+	b.WithdrawalsQueued = append(b.WithdrawalsQueued, chain.WithdrawalQueued{
+		Position:    pos,
+		Root:        hexLower(root[:]),
+		Nonce:       new(big.Int).Set(w.Nonce),
+		Staker:      addrLower(w.Staker),
+		DelegatedTo: addrLower(w.DelegatedTo),
+		Withdrawer:  addrLower(w.Withdrawer),
+		StartBlock:  w.StartBlock,
+		Strategies:  addrsLower(w.Strategies),
+		Shares:      out,
+	})
+	return nil
+}
+
+func decodeWithdrawalCompleted(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, _ *Observations) error {
+	if _, err := indexedArgs(ev, lg); err != nil {
+		return err
+	}
+	vals, err := unpackData(ev, lg)
+	if err != nil {
+		return err
+	}
+	root := vals[0].([32]byte)
+	b.WithdrawalsDone = append(b.WithdrawalsDone, chain.WithdrawalCompleted{Position: pos, Root: hexLower(root[:])})
+	return nil
+}
+
+func decodeDeposit(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, _ *Observations) error {
+	if _, err := indexedArgs(ev, lg); err != nil {
+		return err
+	}
+	vals, err := unpackData(ev, lg)
+	if err != nil {
+		return err
+	}
+	d := chain.Deposit{Position: pos, Staker: addrLower(vals[0].(common.Address))}
+	if len(vals) == 4 {
+		d.Token = addrLower(vals[1].(common.Address))
+		vals = vals[1:]
+	}
+	d.Strategy = addrLower(vals[1].(common.Address))
+	d.Shares = new(big.Int).Set(vals[2].(*big.Int))
+	b.Deposits = append(b.Deposits, d)
+	return nil
+}
+
+func decodeStrategyWhitelisted(ev *abi.Event, lg *types.Log, _ chain.Position, _ *chain.Batch, obs *Observations) error {
+	if _, err := indexedArgs(ev, lg); err != nil {
+		return err
+	}
+	vals, err := unpackData(ev, lg)
+	if err != nil {
+		return err
+	}
+	obs.WhitelistedStrategies = append(obs.WhitelistedStrategies, addrLower(vals[0].(common.Address)))
+	return nil
+}
+
+func decodeRegistration(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, obs *Observations) error {
+	topics, err := indexedArgs(ev, lg)
+	if err != nil {
+		return err
+	}
+	op, err := topicAddress(topics[0])
+	if err != nil {
+		return err
+	}
+	avs, err := topicAddress(topics[1])
+	if err != nil {
+		return err
+	}
+	vals, err := unpackData(ev, lg)
+	if err != nil {
+		return err
+	}
+	status := vals[0].(uint8)
+	if status > 1 {
+		return fmt.Errorf("registration status %d", status)
+	}
+	b.Registrations = append(b.Registrations, chain.RegistrationStatusUpdated{
+		Position: pos, Operator: op, AVS: avs, Registered: status == 1,
+	})
+	obs.touchAVS(avs)
+	return nil
+}
+
+func decodePodShares(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, _ *Observations) error {
+	topics, err := indexedArgs(ev, lg)
+	if err != nil {
+		return err
+	}
+	owner, err := topicAddress(topics[0])
+	if err != nil {
+		return err
+	}
+	vals, err := unpackData(ev, lg)
+	if err != nil {
+		return err
+	}
+	b.PodShares = append(b.PodShares, chain.PodSharesUpdated{
+		Position: pos, PodOwner: owner, SharesDelta: new(big.Int).Set(vals[0].(*big.Int)),
+	})
+	return nil
+}
+
+// rewardsSubmissionTuple mirrors IRewardsCoordinator.RewardsSubmission.
+type rewardsSubmissionTuple struct {
+	StrategiesAndMultipliers []struct {
+		Strategy   common.Address
+		Multiplier *big.Int
+	}
+	Token          common.Address
+	Amount         *big.Int
+	StartTimestamp uint32
+	Duration       uint32
+}
+
+func decodeRewardsSubmission(forAll bool) func(*abi.Event, *types.Log, chain.Position, *chain.Batch, *Observations) error {
+	return func(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, obs *Observations) error {
+		topics, err := indexedArgs(ev, lg)
+		if err != nil {
+			return err
+		}
+		avs, err := topicAddress(topics[0])
+		if err != nil {
+			return err
+		}
+		vals, err := unpackData(ev, lg)
+		if err != nil {
+			return err
+		}
+		rs := *abi.ConvertType(vals[0], new(rewardsSubmissionTuple)).(*rewardsSubmissionTuple)
+		sub := chain.RewardsSubmission{
+			Position:       pos,
+			AVS:            avs,
+			ForAll:         forAll,
+			Nonce:          new(big.Int).SetBytes(topics[1][:]),
+			Hash:           hexLower(topics[2][:]),
+			Token:          addrLower(rs.Token),
+			Amount:         new(big.Int).Set(rs.Amount),
+			StartTimestamp: rs.StartTimestamp,
+			Duration:       rs.Duration,
+		}
+		for _, sm := range rs.StrategiesAndMultipliers {
+			sub.Strategies = append(sub.Strategies, chain.StrategyMultiplier{
+				Strategy: addrLower(sm.Strategy), Multiplier: new(big.Int).Set(sm.Multiplier),
+			})
+		}
+		b.RewardsSubmissions = append(b.RewardsSubmissions, sub)
+		if !forAll {
+			obs.touchAVS(avs)
+		}
+		return nil
+	}
+}
