@@ -1,0 +1,741 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/big"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/stakegraph/stakegraph/chain"
+)
+
+// ApplyBatch inserts the batch's events into the raw event tables and brings
+// the entity state they touch up to date: stakers (existence, current
+// operator), staker shares, operators, AVS, registrations, withdrawals and
+// rewards submissions. Raw inserts are idempotent (a log already stored is
+// skipped) and share balances move only by the deltas of the rows actually
+// inserted, so applying a batch twice changes nothing. Aggregates are not
+// touched: call Refresh once the batches of a transaction are applied.
+//
+// Everything is set-based: each kind of event is one INSERT ... SELECT FROM
+// unnest(...) statement, whatever the batch size.
+func (tx *Tx) ApplyBatch(ctx context.Context, b *chain.Batch) error {
+	if err := tx.prepareApply(ctx); err != nil {
+		return err
+	}
+	steps := []struct {
+		name string
+		fn   func(context.Context, *chain.Batch) error
+	}{
+		{"strategies", tx.ensureStrategies},
+		{"operators", tx.applyOperatorsRegistered},
+		{"metadata uris", tx.applyMetadataURIs},
+		{"registrations", tx.applyRegistrations},
+		{"avs strategies", tx.applyAVSStrategies},
+		{"delegations", tx.applyDelegations},
+		{"deposits", tx.applyDeposits},
+		{"pod shares", tx.applyPodShares},
+		{"withdrawals queued", tx.applyWithdrawalsQueued},
+		{"withdrawals completed", tx.applyWithdrawalsCompleted},
+		{"rewards", tx.applyRewards},
+		{"metadata documents", tx.applyMetadataDocuments},
+		{"stakers", tx.applyStakerState},
+	}
+	for _, s := range steps {
+		if err := s.fn(ctx, b); err != nil {
+			return fmt.Errorf("apply %s: %w", s.name, Classify(err))
+		}
+	}
+	if b.Head.BlockNumber > 0 {
+		if err := tx.SetHead(ctx, b.Head); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepareApply creates the session's scratch tables (emptied at commit) in
+// which the apply steps collect what they changed.
+func (tx *Tx) prepareApply(ctx context.Context) error {
+	_, err := tx.ExecContext(ctx, `
+		CREATE TEMP TABLE IF NOT EXISTS apply_share_deltas (
+		    staker_address TEXT NOT NULL,
+		    strategy_address TEXT NOT NULL,
+		    delta NUMERIC NOT NULL
+		) ON COMMIT DELETE ROWS;
+		CREATE TEMP TABLE IF NOT EXISTS apply_touched_stakers (
+		    staker_address TEXT NOT NULL,
+		    block_number BIGINT NOT NULL,
+		    block_time TIMESTAMPTZ NOT NULL
+		) ON COMMIT DELETE ROWS;
+		CREATE TEMP TABLE IF NOT EXISTS apply_delegation_changes (
+		    staker_address TEXT NOT NULL
+		) ON COMMIT DELETE ROWS;
+		TRUNCATE apply_share_deltas, apply_touched_stakers, apply_delegation_changes`)
+	if err != nil {
+		return fmt.Errorf("prepare apply: %w", Classify(err))
+	}
+	return nil
+}
+
+// positions holds the Position columns of a set of events as parallel arrays.
+type positions struct {
+	blocks  []int64
+	logs    []int64
+	txs     []string
+	times   []time.Time
+	minTime time.Time
+}
+
+func (p *positions) add(pos chain.Position) {
+	p.blocks = append(p.blocks, int64(pos.BlockNumber))
+	p.logs = append(p.logs, int64(pos.LogIndex))
+	p.txs = append(p.txs, strings.ToLower(pos.TxHash))
+	t := pos.BlockTime.UTC()
+	p.times = append(p.times, t)
+	if p.minTime.IsZero() || t.Before(p.minTime) {
+		p.minTime = t
+	}
+}
+
+func (p *positions) args() []any {
+	return []any{pq.Array(p.blocks), pq.Array(p.logs), pq.Array(p.txs), pq.Array(formatTimes(p.times))}
+}
+
+func formatTimes(ts []time.Time) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.UTC().Format(time.RFC3339Nano)
+	}
+	return out
+}
+
+func bigString(v *big.Int) string {
+	if v == nil {
+		return "0"
+	}
+	return v.String()
+}
+
+func lower(s string) string { return strings.ToLower(s) }
+
+// markDirty records the earliest block time of applied events so Refresh
+// knows from which day the daily snapshots must be recomputed.
+func (tx *Tx) markDirty(ctx context.Context, since time.Time) error {
+	if since.IsZero() {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `
+		UPDATE service_state SET dirty_since = LEAST(COALESCE(dirty_since, $1), $1)`, since.UTC())
+	return err
+}
+
+// ensureStrategies inserts a placeholder row for every strategy an event
+// names that the strategies table does not know yet, so that no share is
+// lost; such a strategy has no price and counts for nothing in ETH until its
+// reference data arrives.
+func (tx *Tx) ensureStrategies(ctx context.Context, b *chain.Batch) error {
+	seen := map[string]bool{}
+	for _, d := range b.Deposits {
+		seen[lower(d.Strategy)] = true
+	}
+	for _, d := range b.Delegations {
+		if d.Strategy != "" {
+			seen[lower(d.Strategy)] = true
+		}
+	}
+	for _, w := range b.WithdrawalsQueued {
+		for _, s := range w.Strategies {
+			seen[lower(s)] = true
+		}
+	}
+	if len(b.PodShares) > 0 {
+		seen[chain.BeaconStrategy] = true
+	}
+	if len(seen) == 0 {
+		return nil
+	}
+	addrs := make([]string, 0, len(seen))
+	for a := range seen {
+		addrs = append(addrs, a)
+	}
+	sort.Strings(addrs)
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO strategies (address, symbol, kind, eth_price)
+		SELECT a, CASE WHEN a = $2 THEN 'Beacon ETH' ELSE a END,
+		       CASE WHEN a = $2 THEN 'beacon'::strategy_kind ELSE 'liquid'::strategy_kind END,
+		       CASE WHEN a = $2 THEN 1 ELSE 0 END
+		FROM unnest($1::text[]) AS a
+		ON CONFLICT (address) DO NOTHING`, pq.Array(addrs), chain.BeaconStrategy)
+	return err
+}
+
+func (tx *Tx) applyOperatorsRegistered(ctx context.Context, b *chain.Batch) error {
+	if len(b.OperatorsRegistered) == 0 {
+		return nil
+	}
+	var p positions
+	var ops []string
+	for _, e := range b.OperatorsRegistered {
+		p.add(e.Position)
+		ops = append(ops, lower(e.Operator))
+	}
+	_, err := tx.ExecContext(ctx, `
+		WITH ins AS (
+		    INSERT INTO operator_registered_events (block_number, log_index, tx_hash, block_time, operator_address)
+		    SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[])
+		    ON CONFLICT DO NOTHING
+		    RETURNING operator_address, block_number, block_time
+		), firsts AS (
+		    SELECT DISTINCT ON (operator_address) operator_address, block_number, block_time
+		    FROM ins ORDER BY operator_address, block_number, block_time
+		)
+		INSERT INTO operators (address, created_at_block, updated_at_block, created_at, updated_at)
+		SELECT operator_address, block_number, block_number, block_time, block_time FROM firsts
+		ON CONFLICT (address) DO UPDATE
+		SET created_at_block = LEAST(operators.created_at_block, EXCLUDED.created_at_block),
+		    created_at = LEAST(operators.created_at, EXCLUDED.created_at),
+		    updated_at_block = GREATEST(operators.updated_at_block, EXCLUDED.updated_at_block),
+		    updated_at = GREATEST(operators.updated_at, EXCLUDED.updated_at)`,
+		append(p.args(), pq.Array(ops))...)
+	if err != nil {
+		return err
+	}
+	return tx.markDirty(ctx, p.minTime)
+}
+
+func (tx *Tx) applyMetadataURIs(ctx context.Context, b *chain.Batch) error {
+	if len(b.MetadataURIs) == 0 {
+		return nil
+	}
+	var p positions
+	var subjects, addrs, uris []string
+	for _, e := range b.MetadataURIs {
+		p.add(e.Position)
+		subjects = append(subjects, string(e.Subject))
+		addrs = append(addrs, lower(e.Address))
+		uris = append(uris, e.URI)
+	}
+	args := append(p.args(), pq.Array(subjects), pq.Array(addrs), pq.Array(uris))
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO metadata_uri_events (block_number, log_index, tx_hash, block_time, subject, address, uri)
+		SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[])
+		ON CONFLICT DO NOTHING`, args...); err != nil {
+		return err
+	}
+	// An AVS comes into existence with its first metadata URI.
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO avs (address, created_at_block, updated_at_block, created_at, updated_at)
+		SELECT address, min(block_number), max(block_number), min(block_time), max(block_time)
+		FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[]) AS e(block_number, block_time, subject, address)
+		WHERE subject = 'avs'
+		GROUP BY address
+		ON CONFLICT (address) DO UPDATE
+		SET created_at_block = LEAST(avs.created_at_block, EXCLUDED.created_at_block),
+		    created_at = LEAST(avs.created_at, EXCLUDED.created_at),
+		    updated_at_block = GREATEST(avs.updated_at_block, EXCLUDED.updated_at_block),
+		    updated_at = GREATEST(avs.updated_at, EXCLUDED.updated_at)`,
+		pq.Array(p.blocks), pq.Array(formatTimes(p.times)), pq.Array(subjects), pq.Array(addrs)); err != nil {
+		return err
+	}
+	// The latest URI per subject wins.
+	for _, table := range []string{"avs", "operators"} {
+		subject := map[string]string{"avs": "avs", "operators": "operator"}[table]
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`
+			UPDATE %[1]s t
+			SET metadata_uri = l.uri,
+			    updated_at_block = GREATEST(t.updated_at_block, l.block_number),
+			    updated_at = GREATEST(t.updated_at, l.block_time)
+			FROM (
+			    SELECT DISTINCT ON (address) address, uri, block_number, block_time
+			    FROM metadata_uri_events
+			    WHERE subject = $1 AND address = ANY($2)
+			    ORDER BY address, block_number DESC, log_index DESC
+			) l
+			WHERE t.address = l.address`, table), subject, pq.Array(addrs)); err != nil {
+			return err
+		}
+	}
+	return tx.markDirty(ctx, p.minTime)
+}
+
+func (tx *Tx) applyMetadataDocuments(ctx context.Context, b *chain.Batch) error {
+	for _, table := range []string{"avs", "operators"} {
+		subject := chain.SubjectAVS
+		if table == "operators" {
+			subject = chain.SubjectOperator
+		}
+		var addrs, names []string
+		var blocks, logs []int64
+		var descs, websites, logos, xs, discords, telegrams []sql.NullString
+		for _, d := range b.MetadataDocuments {
+			if d.Subject != subject {
+				continue
+			}
+			addrs = append(addrs, lower(d.Address))
+			names = append(names, d.Name)
+			blocks = append(blocks, int64(d.BlockNumber))
+			logs = append(logs, int64(d.LogIndex))
+			descs = append(descs, nullString(d.Description))
+			websites = append(websites, nullString(d.Website))
+			logos = append(logos, nullString(d.Logo))
+			xs = append(xs, nullString(d.Twitter))
+			discords = append(discords, nullString(d.Discord))
+			telegrams = append(telegrams, nullString(d.Telegram))
+		}
+		if len(addrs) == 0 {
+			continue
+		}
+		// A document older than the one stored is ignored; within the batch the
+		// newest document per subject wins.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`
+			UPDATE %s t
+			SET metadata_name = d.name, metadata_description = d.description, metadata_website = d.website,
+			    metadata_logo = d.logo, metadata_x = d.x, metadata_discord = d.discord,
+			    metadata_telegram = d.telegram, metadata_block = d.block_number, metadata_log_index = d.log_index
+			FROM (
+			    SELECT DISTINCT ON (address) *
+			    FROM unnest($1::text[], $2::text[], $3::bigint[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+			        AS u(address, name, block_number, log_index, description, website, logo, x, discord, telegram)
+			    ORDER BY address, block_number DESC, log_index DESC
+			) d
+			WHERE t.address = d.address
+			  AND (t.metadata_block IS NULL OR (t.metadata_block, t.metadata_log_index) <= (d.block_number, d.log_index))`, table),
+			pq.Array(addrs), pq.Array(names), pq.Array(blocks), pq.Array(logs), pq.Array(descs),
+			pq.Array(websites), pq.Array(logos), pq.Array(xs), pq.Array(discords), pq.Array(telegrams)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func nullString(s *string) sql.NullString {
+	if s == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: *s, Valid: true}
+}
+
+func (tx *Tx) applyRegistrations(ctx context.Context, b *chain.Batch) error {
+	if len(b.Registrations) == 0 {
+		return nil
+	}
+	var p positions
+	var ops, avss []string
+	var regs []bool
+	for _, e := range b.Registrations {
+		p.add(e.Position)
+		ops = append(ops, lower(e.Operator))
+		avss = append(avss, lower(e.AVS))
+		regs = append(regs, e.Registered)
+	}
+	args := append(p.args(), pq.Array(ops), pq.Array(avss), pq.Array(regs))
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO registration_events (block_number, log_index, tx_hash, block_time, operator_address, avs_address, registered)
+		SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::bool[])
+		ON CONFLICT DO NOTHING`, args...); err != nil {
+		return err
+	}
+	if err := tx.recomputeRegistrations(ctx, avss, ops); err != nil {
+		return err
+	}
+	return tx.markDirty(ctx, p.minTime)
+}
+
+// recomputeRegistrations rebuilds the avs_operators rows of the given
+// (avs, operator) pairs from their registration events: the latest event
+// decides isActive. Pairs left without events are deleted.
+func (tx *Tx) recomputeRegistrations(ctx context.Context, avss, ops []string) error {
+	if _, err := tx.ExecContext(ctx, `
+		WITH pairs AS (
+		    SELECT DISTINCT avs_address, operator_address
+		    FROM unnest($1::text[], $2::text[]) AS p(avs_address, operator_address)
+		), state AS (
+		    SELECT p.avs_address, p.operator_address,
+		           (SELECT registered FROM registration_events e
+		            WHERE e.avs_address = p.avs_address AND e.operator_address = p.operator_address
+		            ORDER BY block_number DESC, log_index DESC LIMIT 1) AS registered,
+		           s.*
+		    FROM pairs p
+		    CROSS JOIN LATERAL (
+		        SELECT min(block_number) AS created_at_block, max(block_number) AS updated_at_block,
+		               min(block_time) AS created_at, max(block_time) AS updated_at
+		        FROM registration_events e
+		        WHERE e.avs_address = p.avs_address AND e.operator_address = p.operator_address
+		    ) s
+		), gone AS (
+		    DELETE FROM avs_operators o USING state s
+		    WHERE o.avs_address = s.avs_address AND o.operator_address = s.operator_address AND s.registered IS NULL
+		)
+		INSERT INTO avs_operators (avs_address, operator_address, is_active, created_at_block, updated_at_block, created_at, updated_at)
+		SELECT avs_address, operator_address, registered, created_at_block, updated_at_block, created_at, updated_at
+		FROM state WHERE registered IS NOT NULL
+		ON CONFLICT (avs_address, operator_address) DO UPDATE
+		SET is_active = EXCLUDED.is_active, created_at_block = EXCLUDED.created_at_block,
+		    updated_at_block = EXCLUDED.updated_at_block, created_at = EXCLUDED.created_at,
+		    updated_at = EXCLUDED.updated_at`, pq.Array(avss), pq.Array(ops)); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (tx *Tx) applyAVSStrategies(ctx context.Context, b *chain.Batch) error {
+	for _, e := range b.AVSStrategies {
+		strategies := make([]string, len(e.Strategies))
+		for i, s := range e.Strategies {
+			strategies[i] = lower(s)
+		}
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO avs_strategy_events (block_number, log_index, avs_address, strategies)
+			VALUES ($1, $2, $3, $4)
+			ON CONFLICT DO NOTHING`, int64(e.BlockNumber), int64(e.LogIndex), lower(e.AVS), pq.Array(strategies)); err != nil {
+			return err
+		}
+	}
+	if len(b.AVSStrategies) == 0 {
+		return nil
+	}
+	avss := make([]string, 0, len(b.AVSStrategies))
+	for _, e := range b.AVSStrategies {
+		avss = append(avss, lower(e.AVS))
+	}
+	return tx.recomputeAVSStrategies(ctx, avss)
+}
+
+// recomputeAVSStrategies sets each given AVS's restakeable strategies from
+// its latest strategies observation.
+func (tx *Tx) recomputeAVSStrategies(ctx context.Context, avss []string) error {
+	_, err := tx.ExecContext(ctx, `
+		UPDATE avs a
+		SET restakeable_strategies = COALESCE(l.strategies, '{}'),
+		    strategies_block = l.block_number, strategies_log_index = l.log_index
+		FROM (SELECT DISTINCT unnest($1::text[]) AS address) k
+		LEFT JOIN LATERAL (
+		    SELECT strategies, block_number, log_index FROM avs_strategy_events e
+		    WHERE e.avs_address = k.address
+		    ORDER BY block_number DESC, log_index DESC LIMIT 1
+		) l ON TRUE
+		WHERE a.address = k.address`, pq.Array(avss))
+	return err
+}
+
+func (tx *Tx) applyDelegations(ctx context.Context, b *chain.Batch) error {
+	if len(b.Delegations) == 0 {
+		return nil
+	}
+	var p positions
+	var types, stakers, ops []string
+	var strategies, shares []sql.NullString
+	for _, e := range b.Delegations {
+		if !e.Type.Valid() {
+			return fmt.Errorf("delegation event at block %d log %d: unknown type %q", e.BlockNumber, e.LogIndex, e.Type)
+		}
+		p.add(e.Position)
+		types = append(types, string(e.Type))
+		stakers = append(stakers, lower(e.Staker))
+		ops = append(ops, lower(e.Operator))
+		if e.Type == chain.SharesIncreased || e.Type == chain.SharesDecreased {
+			strategies = append(strategies, sql.NullString{String: lower(e.Strategy), Valid: true})
+			shares = append(shares, sql.NullString{String: bigString(e.Shares), Valid: true})
+		} else {
+			strategies = append(strategies, sql.NullString{})
+			shares = append(shares, sql.NullString{})
+		}
+	}
+	args := append(p.args(), pq.Array(types), pq.Array(stakers), pq.Array(ops), pq.Array(strategies), pq.Array(shares))
+	if _, err := tx.ExecContext(ctx, `
+		WITH ins AS (
+		    INSERT INTO delegation_events (block_number, log_index, tx_hash, block_time, type, staker_address,
+		                                   operator_address, strategy_address, shares)
+		    SELECT b, l, t, bt, ty::delegation_type, s, o, st, sh::numeric
+		    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
+		                $7::text[], $8::text[], $9::text[]) AS u(b, l, t, bt, ty, s, o, st, sh)
+		    ON CONFLICT DO NOTHING
+		    RETURNING staker_address, block_number, block_time, type
+		), touched AS (
+		    INSERT INTO apply_touched_stakers SELECT staker_address, block_number, block_time FROM ins
+		)
+		INSERT INTO apply_delegation_changes
+		SELECT DISTINCT staker_address FROM ins WHERE type IN ('DELEGATION', 'UNDELEGATION')`, args...); err != nil {
+		return err
+	}
+	return tx.markDirty(ctx, p.minTime)
+}
+
+func (tx *Tx) applyDeposits(ctx context.Context, b *chain.Batch) error {
+	if len(b.Deposits) == 0 {
+		return nil
+	}
+	var p positions
+	var stakers, strategies, shares []string
+	var tokens []sql.NullString
+	for _, e := range b.Deposits {
+		p.add(e.Position)
+		stakers = append(stakers, lower(e.Staker))
+		strategies = append(strategies, lower(e.Strategy))
+		shares = append(shares, bigString(e.Shares))
+		if e.Token == "" {
+			tokens = append(tokens, sql.NullString{})
+		} else {
+			tokens = append(tokens, sql.NullString{String: lower(e.Token), Valid: true})
+		}
+	}
+	args := append(p.args(), pq.Array(stakers), pq.Array(tokens), pq.Array(strategies), pq.Array(shares))
+	if _, err := tx.ExecContext(ctx, `
+		WITH ins AS (
+		    INSERT INTO deposits (block_number, log_index, tx_hash, block_time, staker_address, token_address,
+		                          strategy_address, shares)
+		    SELECT b, l, t, bt, s, tok, st, sh::numeric
+		    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
+		                $7::text[], $8::text[]) AS u(b, l, t, bt, s, tok, st, sh)
+		    ON CONFLICT DO NOTHING
+		    RETURNING staker_address, strategy_address, shares, block_number, block_time
+		), touched AS (
+		    INSERT INTO apply_touched_stakers SELECT staker_address, block_number, block_time FROM ins
+		)
+		INSERT INTO apply_share_deltas SELECT staker_address, strategy_address, shares FROM ins`, args...); err != nil {
+		return err
+	}
+	return tx.markDirty(ctx, p.minTime)
+}
+
+func (tx *Tx) applyPodShares(ctx context.Context, b *chain.Batch) error {
+	if len(b.PodShares) == 0 {
+		return nil
+	}
+	var p positions
+	var owners, deltas []string
+	for _, e := range b.PodShares {
+		p.add(e.Position)
+		owners = append(owners, lower(e.PodOwner))
+		deltas = append(deltas, bigString(e.SharesDelta))
+	}
+	args := append(p.args(), pq.Array(owners), pq.Array(deltas), chain.BeaconStrategy)
+	if _, err := tx.ExecContext(ctx, `
+		WITH ins AS (
+		    INSERT INTO pod_share_events (block_number, log_index, tx_hash, block_time, pod_owner, shares_delta)
+		    SELECT b, l, t, bt, o, d::numeric
+		    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[]) AS u(b, l, t, bt, o, d)
+		    ON CONFLICT DO NOTHING
+		    RETURNING pod_owner, shares_delta, block_number, block_time
+		), touched AS (
+		    INSERT INTO apply_touched_stakers SELECT pod_owner, block_number, block_time FROM ins
+		)
+		INSERT INTO apply_share_deltas SELECT pod_owner, $7, shares_delta FROM ins`, args...); err != nil {
+		return err
+	}
+	return tx.markDirty(ctx, p.minTime)
+}
+
+func (tx *Tx) applyWithdrawalsQueued(ctx context.Context, b *chain.Batch) error {
+	if len(b.WithdrawalsQueued) == 0 {
+		return nil
+	}
+	var p positions
+	var roots, nonces, stakers, delegated, withdrawers, strategies, shares []string
+	var starts []int64
+	for _, e := range b.WithdrawalsQueued {
+		if len(e.Strategies) != len(e.Shares) {
+			return fmt.Errorf("withdrawal %s: %d strategies but %d share amounts", e.Root, len(e.Strategies), len(e.Shares))
+		}
+		p.add(e.Position)
+		roots = append(roots, lower(e.Root))
+		nonces = append(nonces, bigString(e.Nonce))
+		stakers = append(stakers, lower(e.Staker))
+		d := lower(e.DelegatedTo)
+		if d == "" {
+			d = chain.ZeroAddress
+		}
+		delegated = append(delegated, d)
+		w := lower(e.Withdrawer)
+		if w == "" {
+			w = lower(e.Staker)
+		}
+		withdrawers = append(withdrawers, w)
+		starts = append(starts, int64(e.StartBlock))
+		// Arrays of arrays must be rectangular in PostgreSQL, so the
+		// strategies and shares travel as comma-joined text.
+		ss := make([]string, len(e.Strategies))
+		sh := make([]string, len(e.Shares))
+		for i := range e.Strategies {
+			ss[i] = lower(e.Strategies[i])
+			sh[i] = bigString(e.Shares[i])
+		}
+		strategies = append(strategies, strings.Join(ss, ","))
+		shares = append(shares, strings.Join(sh, ","))
+	}
+	args := append(p.args(), pq.Array(roots), pq.Array(nonces), pq.Array(stakers), pq.Array(delegated),
+		pq.Array(withdrawers), pq.Array(starts), pq.Array(strategies), pq.Array(shares))
+	if _, err := tx.ExecContext(ctx, `
+		WITH ins AS (
+		    INSERT INTO withdrawals (block_number, log_index, tx_hash, created_at, withdrawal_root, nonce,
+		        staker_address, delegated_to, withdrawer_address, start_block, strategies, shares,
+		        created_at_block, updated_at_block, updated_at)
+		    SELECT b, l, t, bt, r, n::numeric, s, d, w, sb,
+		           string_to_array(NULLIF(st, ''), ',')::address[],
+		           string_to_array(NULLIF(sh, ''), ',')::numeric(78,0)[],
+		           b, b, bt
+		    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
+		                $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[], $12::text[])
+		        AS u(b, l, t, bt, r, n, s, d, w, sb, st, sh)
+		    ON CONFLICT DO NOTHING
+		    RETURNING staker_address, strategies, shares, block_number, created_at
+		), touched AS (
+		    INSERT INTO apply_touched_stakers SELECT staker_address, block_number, created_at FROM ins
+		)
+		INSERT INTO apply_share_deltas
+		SELECT staker_address, x.strategy, -x.shares
+		FROM ins CROSS JOIN LATERAL unnest(ins.strategies, ins.shares) AS x(strategy, shares)`, args...); err != nil {
+		return err
+	}
+	return tx.markDirty(ctx, p.minTime)
+}
+
+func (tx *Tx) applyWithdrawalsCompleted(ctx context.Context, b *chain.Batch) error {
+	if len(b.WithdrawalsDone) == 0 {
+		return nil
+	}
+	var p positions
+	var roots []string
+	for _, e := range b.WithdrawalsDone {
+		p.add(e.Position)
+		roots = append(roots, lower(e.Root))
+	}
+	// A completion of a withdrawal queued before indexing began names no
+	// stored withdrawal and changes nothing.
+	args := append(p.args(), pq.Array(roots))
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE withdrawals w
+		SET is_completed = TRUE, completed_block = c.b, completed_log_index = c.l, completed_tx_hash = c.t,
+		    completed_at = c.bt, updated_at_block = c.b, updated_at = c.bt
+		FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[]) AS c(b, l, t, bt, r)
+		WHERE w.withdrawal_root = c.r AND NOT w.is_completed`, args...); err != nil {
+		return err
+	}
+	return tx.markDirty(ctx, p.minTime)
+}
+
+func (tx *Tx) applyRewards(ctx context.Context, b *chain.Batch) error {
+	if len(b.RewardsSubmissions) == 0 {
+		return nil
+	}
+	var p positions
+	var hashes, avss, nonces, tokens, amounts []string
+	var forAll []bool
+	var starts, durations []int64
+	var sHashes, sStrategies, sMultipliers, sAmounts []string
+	var sPositions []int64
+	for _, e := range b.RewardsSubmissions {
+		p.add(e.Position)
+		h := lower(e.Hash)
+		hashes = append(hashes, h)
+		avss = append(avss, lower(e.AVS))
+		forAll = append(forAll, e.ForAll)
+		nonces = append(nonces, bigString(e.Nonce))
+		tokens = append(tokens, lower(e.Token))
+		amounts = append(amounts, bigString(e.Amount))
+		starts = append(starts, int64(e.StartTimestamp))
+		durations = append(durations, int64(e.Duration))
+		// Each strategy's share of the amount is proportional to its
+		// multiplier: amount × multiplier / Σ multipliers (integer division).
+		total := new(big.Int)
+		for _, sm := range e.Strategies {
+			if sm.Multiplier != nil {
+				total.Add(total, sm.Multiplier)
+			}
+		}
+		for i, sm := range e.Strategies {
+			m := sm.Multiplier
+			if m == nil {
+				m = new(big.Int)
+			}
+			amt := new(big.Int)
+			if total.Sign() > 0 && e.Amount != nil {
+				amt.Mul(e.Amount, m)
+				amt.Quo(amt, total)
+			}
+			sHashes = append(sHashes, h)
+			sPositions = append(sPositions, int64(i))
+			sStrategies = append(sStrategies, lower(sm.Strategy))
+			sMultipliers = append(sMultipliers, m.String())
+			sAmounts = append(sAmounts, amt.String())
+		}
+	}
+	args := append(p.args(), pq.Array(hashes), pq.Array(avss), pq.Array(forAll), pq.Array(nonces),
+		pq.Array(tokens), pq.Array(amounts), pq.Array(starts), pq.Array(durations))
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO rewards_submissions (block_number, log_index, tx_hash, block_time, rewards_submission_hash,
+		    avs_address, for_all, submission_nonce, token_address, amount, start_timestamp, duration)
+		SELECT b, l, t, bt, h, a, f, n::numeric, tok, amt::numeric, st, d
+		FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::bool[],
+		            $8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[])
+		    AS u(b, l, t, bt, h, a, f, n, tok, amt, st, d)
+		ON CONFLICT DO NOTHING`, args...); err != nil {
+		return err
+	}
+	if len(sHashes) > 0 {
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO rewards_submission_strategies (rewards_submission_hash, position, strategy_address, multiplier, amount)
+			SELECT h, p, s, m::numeric, a::numeric
+			FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[]) AS u(h, p, s, m, a)
+			ON CONFLICT DO NOTHING`,
+			pq.Array(sHashes), pq.Array(sPositions), pq.Array(sStrategies), pq.Array(sMultipliers), pq.Array(sAmounts)); err != nil {
+			return err
+		}
+	}
+	// Reward tokens without reference data get a row with no price.
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO tokens (address, symbol) SELECT DISTINCT t, t FROM unnest($1::text[]) AS t
+		ON CONFLICT DO NOTHING`, pq.Array(tokens)); err != nil {
+		return err
+	}
+	return tx.markDirty(ctx, p.minTime)
+}
+
+// applyStakerState creates or extends the staker rows touched by this
+// batch, moves staker shares by the collected deltas and recomputes the
+// current operator of every staker whose delegation changed.
+func (tx *Tx) applyStakerState(ctx context.Context, _ *chain.Batch) error {
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO stakers (address, created_at_block, updated_at_block, created_at, updated_at)
+		SELECT staker_address, min(block_number), max(block_number), min(block_time), max(block_time)
+		FROM apply_touched_stakers GROUP BY staker_address
+		ON CONFLICT (address) DO UPDATE
+		SET created_at_block = LEAST(stakers.created_at_block, EXCLUDED.created_at_block),
+		    created_at = LEAST(stakers.created_at, EXCLUDED.created_at),
+		    updated_at_block = GREATEST(stakers.updated_at_block, EXCLUDED.updated_at_block),
+		    updated_at = GREATEST(stakers.updated_at, EXCLUDED.updated_at)`); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `
+		INSERT INTO staker_shares (staker_address, strategy_address, shares)
+		SELECT staker_address, strategy_address, sum(delta)
+		FROM apply_share_deltas GROUP BY staker_address, strategy_address
+		ON CONFLICT (staker_address, strategy_address) DO UPDATE
+		SET shares = staker_shares.shares + EXCLUDED.shares`); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `
+		DELETE FROM staker_shares ss
+		USING (SELECT DISTINCT staker_address, strategy_address FROM apply_share_deltas) d
+		WHERE ss.staker_address = d.staker_address AND ss.strategy_address = d.strategy_address AND ss.shares = 0`); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `
+		UPDATE stakers s
+		SET operator_address = CASE WHEN l.type = 'DELEGATION' THEN l.operator_address END
+		FROM (
+		    SELECT DISTINCT ON (e.staker_address) e.staker_address, e.type, e.operator_address
+		    FROM delegation_events e
+		    WHERE e.staker_address IN (SELECT staker_address FROM apply_delegation_changes)
+		      AND e.type IN ('DELEGATION', 'UNDELEGATION')
+		    ORDER BY e.staker_address, e.block_number DESC, e.log_index DESC
+		) l
+		WHERE s.address = l.staker_address`)
+	return err
+}

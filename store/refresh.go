@@ -1,0 +1,364 @@
+// Package store is the only package of stakegraph that speaks SQL. It keeps
+// the restaking ecosystem in PostgreSQL (schema in migrations/, applied with
+// goose) and offers typed reads and writes over sqlx.
+//
+// # One path for state
+//
+// All state is derived from an ordered stream of chain events (package
+// chain), whether they were decoded by the indexer or generated as demo
+// data. Tx.ApplyBatch stores the raw events and updates the entity state
+// they touch:
+//
+//   - a staker exists from its first event; its operator is the one named by
+//     its latest DELEGATION, or none after an UNDELEGATION;
+//   - a staker's shares per strategy = Σ deposits + Σ pod share deltas (beacon
+//     ETH) − Σ shares of its queued withdrawals;
+//   - an AVS exists from its first metadata URI update; its restakeable
+//     strategies are its latest strategies observation;
+//   - an AVS–operator registration is active when its latest status event says
+//     registered.
+//
+// Tx.Refresh then recomputes every aggregate in the same transaction:
+//
+//   - operator: totalStakers = stakers delegated to it; totalAvs = its active
+//     registrations; shares = Σ its delegated stakers' positive shares per
+//     strategy;
+//   - AVS: totalOperators = its active registrations; shares = Σ shares of its
+//     active operators in the strategies it restakes; totalStakers = distinct
+//     stakers delegated to those operators holding > 0 shares of any of those
+//     strategies (a staker has one operator, so this is a sum over operators of
+//     stakers grouped by the set of strategies they hold);
+//   - a registration's restaked strategies = the AVS's restakeable strategies
+//     in which the operator holds shares;
+//   - value: underlying = shares × sharesToUnderlying(1e18) / 1e18 / 10^decimals
+//     and ETH = underlying × the token's ETH price (SQL functions
+//     strategy_underlying and strategy_eth); beacon shares count 1:1 as ETH.
+//     The TVL object: tvlBeaconChain = beacon ETH; tvlRestaking = Σ ETH of
+//     liquid strategies; tvl = tvlBeaconChain + tvlRestaking; EIGEN TVL is in
+//     EIGEN and is excluded from tvl and tvlRestaking;
+//   - maxApy per strategy rewarded by an AVS = (ETH value of the strategy's
+//     part of the AVS's submissions made in the 365 days before now ÷ the
+//     AVS's TVL in that strategy in ETH) × (seconds per year ÷ Σ the
+//     durations of those submissions) × 100; an AVS's maxApy is the max over
+//     its strategies; an operator's is the max over its active AVS;
+//   - deployment ratio = ETH value of shares delegated to operators ÷ total
+//     TVL (both without EIGEN);
+//   - daily snapshots, as of the end of each UTC day (today: as of now): per
+//     strategy total and delegated shares and their value; counts of AVS,
+//     operators, stakers (cumulative by first event), withdrawals queued and
+//     completed; TVL and deployment ratio. Only days from the earliest event
+//     applied since the last refresh are recomputed.
+//
+// Each refresh increments service_state.data_version, which caches key on.
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/stakegraph/stakegraph/chain"
+)
+
+// secondsPerYear is 365 days, the year of the APY formula.
+const secondsPerYear = 365 * 24 * 3600
+
+// Refresh recomputes every derived aggregate and the daily snapshots as of
+// now, and increments the data version. Run it in the transaction that
+// applied the batches so readers never see events without their aggregates.
+func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
+	steps := []struct {
+		name string
+		sql  string
+		args []any
+	}{
+		{"timezone", `SET LOCAL timezone = 'UTC'`, nil},
+		{"operator shares", `
+			DELETE FROM operator_shares;
+			INSERT INTO operator_shares (operator_address, strategy_address, shares)
+			SELECT s.operator_address, ss.strategy_address, sum(ss.shares)
+			FROM stakers s
+			JOIN staker_shares ss ON ss.staker_address = s.address
+			WHERE s.operator_address IS NOT NULL AND ss.shares > 0
+			GROUP BY s.operator_address, ss.strategy_address`, nil},
+		{"strategy totals", `
+			UPDATE strategies st
+			SET total_shares = COALESCE(t.total, 0), delegated_shares = COALESCE(d.delegated, 0)
+			FROM strategies s
+			LEFT JOIN (SELECT strategy_address, sum(shares) AS total FROM staker_shares WHERE shares > 0
+			           GROUP BY strategy_address) t ON t.strategy_address = s.address
+			LEFT JOIN (SELECT strategy_address, sum(shares) AS delegated FROM operator_shares
+			           GROUP BY strategy_address) d ON d.strategy_address = s.address
+			WHERE st.address = s.address`, nil},
+		{"registration strategies", `
+			UPDATE avs_operators ao
+			SET restaked_strategies = r.strategies
+			FROM (
+			    SELECT ao.avs_address, ao.operator_address,
+			           COALESCE(array_agg(os.strategy_address ORDER BY os.strategy_address)
+			                    FILTER (WHERE os.strategy_address IS NOT NULL), '{}') AS strategies
+			    FROM avs_operators ao
+			    JOIN avs a ON a.address = ao.avs_address
+			    LEFT JOIN operator_shares os
+			           ON os.operator_address = ao.operator_address
+			          AND os.strategy_address = ANY (a.restakeable_strategies)
+			          AND os.shares > 0
+			    GROUP BY ao.avs_address, ao.operator_address
+			) r
+			WHERE ao.avs_address = r.avs_address AND ao.operator_address = r.operator_address
+			  AND ao.restaked_strategies IS DISTINCT FROM r.strategies`, nil},
+		{"avs shares", `
+			DELETE FROM avs_shares;
+			INSERT INTO avs_shares (avs_address, strategy_address, shares)
+			SELECT ao.avs_address, os.strategy_address, sum(os.shares)
+			FROM avs_operators ao
+			JOIN avs a ON a.address = ao.avs_address
+			JOIN operator_shares os
+			  ON os.operator_address = ao.operator_address
+			 AND os.strategy_address = ANY (a.restakeable_strategies)
+			WHERE ao.is_active
+			GROUP BY ao.avs_address, os.strategy_address`, nil},
+		{"operator totals", `
+			UPDATE operators o
+			SET total_stakers = COALESCE(s.n, 0), total_avs = COALESCE(r.n, 0), tvl_eth = COALESCE(v.eth, 0)
+			FROM operators o2
+			LEFT JOIN (SELECT operator_address, count(*) AS n FROM stakers
+			           WHERE operator_address IS NOT NULL GROUP BY operator_address) s
+			       ON s.operator_address = o2.address
+			LEFT JOIN (SELECT operator_address, count(*) AS n FROM avs_operators
+			           WHERE is_active GROUP BY operator_address) r
+			       ON r.operator_address = o2.address
+			LEFT JOIN (SELECT os.operator_address,
+			                  sum(strategy_eth(os.shares, st.shares_to_underlying, st.decimals, st.eth_price)) AS eth
+			           FROM operator_shares os JOIN strategies st ON st.address = os.strategy_address
+			           WHERE st.kind <> 'eigen' GROUP BY os.operator_address) v
+			       ON v.operator_address = o2.address
+			WHERE o.address = o2.address`, nil},
+		{"avs totals", `
+			WITH holdings AS (
+			    -- Each delegated staker's set of strategies with positive shares.
+			    SELECT s.operator_address, array_agg(ss.strategy_address) AS strategies
+			    FROM stakers s
+			    JOIN staker_shares ss ON ss.staker_address = s.address AND ss.shares > 0
+			    WHERE s.operator_address IS NOT NULL
+			    GROUP BY s.address, s.operator_address
+			), holding_counts AS (
+			    SELECT operator_address, strategies, count(*) AS n
+			    FROM holdings GROUP BY operator_address, strategies
+			), avs_stakers AS (
+			    SELECT ao.avs_address, sum(hc.n) AS n
+			    FROM avs_operators ao
+			    JOIN avs a ON a.address = ao.avs_address
+			    JOIN holding_counts hc
+			      ON hc.operator_address = ao.operator_address AND hc.strategies && a.restakeable_strategies
+			    WHERE ao.is_active
+			    GROUP BY ao.avs_address
+			)
+			UPDATE avs a
+			SET total_operators = COALESCE(r.n, 0), total_stakers = COALESCE(s.n, 0), tvl_eth = COALESCE(v.eth, 0)
+			FROM avs a2
+			LEFT JOIN (SELECT avs_address, count(*) AS n FROM avs_operators WHERE is_active GROUP BY avs_address) r
+			       ON r.avs_address = a2.address
+			LEFT JOIN avs_stakers s ON s.avs_address = a2.address
+			LEFT JOIN (SELECT ash.avs_address,
+			                  sum(strategy_eth(ash.shares, st.shares_to_underlying, st.decimals, st.eth_price)) AS eth
+			           FROM avs_shares ash JOIN strategies st ON st.address = ash.strategy_address
+			           WHERE st.kind <> 'eigen' GROUP BY ash.avs_address) v
+			       ON v.avs_address = a2.address
+			WHERE a.address = a2.address`, nil},
+		{"apy reset", `DELETE FROM avs_strategy_apy`, nil},
+		{"apy", `
+			WITH rewarded AS (
+			    SELECT rs.avs_address, rss.strategy_address,
+			           sum(token_eth(rss.amount, t.decimals, t.eth_price)) AS eth,
+			           sum(rs.duration) AS duration
+			    FROM rewards_submissions rs
+			    JOIN rewards_submission_strategies rss ON rss.rewards_submission_hash = rs.rewards_submission_hash
+			    JOIN tokens t ON t.address = rs.token_address
+			    WHERE rs.block_time > $1::timestamptz - interval '365 days' AND rs.block_time <= $1::timestamptz
+			    GROUP BY rs.avs_address, rss.strategy_address
+			)
+			INSERT INTO avs_strategy_apy (avs_address, strategy_address, apy)
+			SELECT r.avs_address, r.strategy_address,
+			       CASE WHEN tvl.eth > 0 AND r.duration > 0
+			            THEN trim_scale(round(r.eth / tvl.eth * ($2::numeric / r.duration) * 100, 8))
+			            ELSE 0 END
+			FROM rewarded r
+			JOIN avs a ON a.address = r.avs_address
+			LEFT JOIN LATERAL (
+			    SELECT strategy_eth(ash.shares, st.shares_to_underlying, st.decimals, st.eth_price) AS eth
+			    FROM avs_shares ash JOIN strategies st ON st.address = ash.strategy_address
+			    WHERE ash.avs_address = r.avs_address AND ash.strategy_address = r.strategy_address
+			) tvl ON TRUE`, []any{now.UTC(), secondsPerYear}},
+		{"max apy", `
+			UPDATE avs a SET max_apy = COALESCE(m.apy, 0)
+			FROM avs a2
+			LEFT JOIN (SELECT avs_address, max(apy) AS apy FROM avs_strategy_apy GROUP BY avs_address) m
+			       ON m.avs_address = a2.address
+			WHERE a.address = a2.address AND a.max_apy IS DISTINCT FROM COALESCE(m.apy, 0);
+			UPDATE operators o SET max_apy = COALESCE(m.apy, 0)
+			FROM operators o2
+			LEFT JOIN (SELECT ao.operator_address, max(a.max_apy) AS apy
+			           FROM avs_operators ao JOIN avs a ON a.address = ao.avs_address
+			           WHERE ao.is_active GROUP BY ao.operator_address) m
+			       ON m.operator_address = o2.address
+			WHERE o.address = o2.address AND o.max_apy IS DISTINCT FROM COALESCE(m.apy, 0)`, nil},
+	}
+	for _, s := range steps {
+		if _, err := tx.ExecContext(ctx, s.sql, s.args...); err != nil {
+			return fmt.Errorf("refresh %s: %w", s.name, Classify(err))
+		}
+	}
+	if err := tx.refreshSnapshots(ctx, now); err != nil {
+		return fmt.Errorf("refresh snapshots: %w", Classify(err))
+	}
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE service_state
+		SET data_version = data_version + 1, refreshed_at = $1, dirty_since = NULL`, now.UTC()); err != nil {
+		return fmt.Errorf("refresh version: %w", Classify(err))
+	}
+	return nil
+}
+
+// refreshSnapshots recomputes the daily snapshots from the first day that
+// events applied since the last refresh touched (or the day after the last
+// snapshot, if earlier) up to now's day. Values of earlier days carry over
+// from the snapshot of the day before the first recomputed one.
+func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
+	var from, lastSnap, firstEvent *time.Time
+	if err := tx.QueryRowxContext(ctx, `
+		SELECT (SELECT dirty_since FROM service_state),
+		       (SELECT max(day)::timestamptz FROM daily_snapshots),
+		       (SELECT min(t) FROM (
+		            SELECT min(block_time) AS t FROM delegation_events
+		            UNION ALL SELECT min(block_time) FROM deposits
+		            UNION ALL SELECT min(block_time) FROM pod_share_events
+		            UNION ALL SELECT min(created_at) FROM withdrawals
+		            UNION ALL SELECT min(created_at) FROM avs
+		            UNION ALL SELECT min(created_at) FROM operators) x)`).Scan(&from, &lastSnap, &firstEvent); err != nil {
+		return err
+	}
+	if firstEvent == nil {
+		return nil // nothing has happened yet
+	}
+	today := now.UTC().Truncate(24 * time.Hour)
+	start := today
+	if from != nil && from.Before(start) {
+		start = *from
+	}
+	if lastSnap == nil {
+		start = *firstEvent
+	} else if next := lastSnap.AddDate(0, 0, 1); next.Before(start) {
+		start = next
+	}
+	start = start.UTC().Truncate(24 * time.Hour)
+	if start.After(today) {
+		start = today
+	}
+	startDay, endDay := start.Format("2006-01-02"), today.Format("2006-01-02")
+
+	if _, err := tx.ExecContext(ctx, `
+		DELETE FROM strategy_daily_snapshots WHERE day >= $1::date`, startDay); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `
+		WITH days AS (
+		    SELECT d::date AS day FROM generate_series($1::date, $2::date, interval '1 day') AS d
+		), deltas AS (
+		    SELECT block_time::date AS day, strategy_address, sum(total) AS total, sum(delegated) AS delegated
+		    FROM (
+		        SELECT block_time, strategy_address, shares AS total, 0 AS delegated
+		        FROM deposits WHERE block_time >= $1::date AND block_time < $3
+		        UNION ALL
+		        SELECT block_time, $4, shares_delta, 0
+		        FROM pod_share_events WHERE block_time >= $1::date AND block_time < $3
+		        UNION ALL
+		        SELECT w.created_at, x.strategy, -x.shares, 0
+		        FROM withdrawals w CROSS JOIN LATERAL unnest(w.strategies, w.shares) AS x(strategy, shares)
+		        WHERE w.created_at >= $1::date AND w.created_at < $3
+		        UNION ALL
+		        SELECT block_time, strategy_address, 0,
+		               CASE type WHEN 'SHARES_INCREASED' THEN shares ELSE -shares END
+		        FROM delegation_events
+		        WHERE strategy_address IS NOT NULL AND block_time >= $1::date AND block_time < $3
+		    ) x
+		    GROUP BY 1, 2
+		), base AS (
+		    SELECT strategy_address, total_shares, delegated_shares
+		    FROM strategy_daily_snapshots WHERE day = $1::date - 1
+		), series AS (
+		    SELECT d.day, s.address AS strategy_address, s.shares_to_underlying, s.decimals, s.eth_price,
+		           COALESCE(b.total_shares, 0)
+		             + sum(COALESCE(x.total, 0)) OVER (PARTITION BY s.address ORDER BY d.day) AS total_shares,
+		           COALESCE(b.delegated_shares, 0)
+		             + sum(COALESCE(x.delegated, 0)) OVER (PARTITION BY s.address ORDER BY d.day) AS delegated_shares
+		    FROM days d
+		    CROSS JOIN strategies s
+		    LEFT JOIN deltas x ON x.day = d.day AND x.strategy_address = s.address
+		    LEFT JOIN base b ON b.strategy_address = s.address
+		)
+		INSERT INTO strategy_daily_snapshots (day, strategy_address, total_shares, delegated_shares, tvl, tvl_eth)
+		SELECT day, strategy_address, total_shares, delegated_shares,
+		       strategy_underlying(GREATEST(total_shares, 0), shares_to_underlying, decimals),
+		       strategy_eth(GREATEST(total_shares, 0), shares_to_underlying, decimals, eth_price)
+		FROM series`, startDay, endDay, now.UTC(), chain.BeaconStrategy); err != nil {
+		return err
+	}
+
+	if _, err := tx.ExecContext(ctx, `
+		DELETE FROM daily_snapshots WHERE day >= $1::date`, startDay); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `
+		WITH days AS (
+		    SELECT d::date AS day FROM generate_series($1::date, $2::date, interval '1 day') AS d
+		), per_day AS (
+		    SELECT t::date AS day, sum(avs) AS avs, sum(ops) AS ops, sum(stakers) AS stakers,
+		           sum(queued) AS queued, sum(completed) AS completed
+		    FROM (
+		        SELECT created_at AS t, 1 AS avs, 0 AS ops, 0 AS stakers, 0 AS queued, 0 AS completed
+		        FROM avs WHERE created_at >= $1::date
+		        UNION ALL SELECT created_at, 0, 1, 0, 0, 0 FROM operators WHERE created_at >= $1::date
+		        UNION ALL SELECT created_at, 0, 0, 1, 0, 0 FROM stakers WHERE created_at >= $1::date
+		        UNION ALL SELECT created_at, 0, 0, 0, 1, 0 FROM withdrawals WHERE created_at >= $1::date
+		        UNION ALL SELECT completed_at, 0, 0, 0, 0, 1 FROM withdrawals
+		                  WHERE is_completed AND completed_at >= $1::date
+		    ) x
+		    WHERE t < $3
+		    GROUP BY 1
+		), base AS (
+		    SELECT (SELECT count(*) FROM avs WHERE created_at < $1::date) AS avs,
+		           (SELECT count(*) FROM operators WHERE created_at < $1::date) AS ops,
+		           (SELECT count(*) FROM stakers WHERE created_at < $1::date) AS stakers,
+		           (SELECT count(*) FROM withdrawals WHERE created_at < $1::date) AS queued,
+		           (SELECT count(*) FROM withdrawals WHERE is_completed AND completed_at < $1::date) AS completed
+		), tvl AS (
+		    SELECT sds.day,
+		           COALESCE(sum(sds.tvl_eth) FILTER (WHERE s.kind = 'beacon'), 0) AS beacon,
+		           COALESCE(sum(sds.tvl_eth) FILTER (WHERE s.kind = 'liquid'), 0) AS restaking,
+		           COALESCE(sum(strategy_eth(GREATEST(sds.delegated_shares, 0), s.shares_to_underlying, s.decimals, s.eth_price))
+		                    FILTER (WHERE s.kind <> 'eigen'), 0) AS delegated
+		    FROM strategy_daily_snapshots sds JOIN strategies s ON s.address = sds.strategy_address
+		    WHERE sds.day >= $1::date
+		    GROUP BY sds.day
+		)
+		INSERT INTO daily_snapshots (day, total_avs, total_operators, total_stakers, new_stakers, total_withdrawals,
+		    completed_withdrawals, tvl_eth, tvl_beacon_chain, tvl_restaking, delegated_eth, deployment_ratio)
+		SELECT d.day,
+		       b.avs + sum(COALESCE(p.avs, 0)) OVER w,
+		       b.ops + sum(COALESCE(p.ops, 0)) OVER w,
+		       b.stakers + sum(COALESCE(p.stakers, 0)) OVER w,
+		       COALESCE(p.stakers, 0),
+		       b.queued + sum(COALESCE(p.queued, 0)) OVER w,
+		       b.completed + sum(COALESCE(p.completed, 0)) OVER w,
+		       COALESCE(v.beacon + v.restaking, 0), COALESCE(v.beacon, 0), COALESCE(v.restaking, 0),
+		       COALESCE(v.delegated, 0),
+		       CASE WHEN COALESCE(v.beacon + v.restaking, 0) > 0
+		            THEN v.delegated / (v.beacon + v.restaking) ELSE 0 END
+		FROM days d
+		CROSS JOIN base b
+		LEFT JOIN per_day p ON p.day = d.day
+		LEFT JOIN tvl v ON v.day = d.day
+		WINDOW w AS (ORDER BY d.day)`, startDay, endDay, now.UTC())
+	return err
+}
