@@ -227,3 +227,115 @@ func TestAmountsOutOfRangeAreRefused(t *testing.T) {
 		t.Fatal("a deposit of 2^256 shares was accepted")
 	}
 }
+
+// filterBatch keeps the events at or below block.
+func filterBatch(b chain.Batch, block uint64) chain.Batch {
+	keep := func(p chain.Position) bool { return p.BlockNumber <= block }
+	var out chain.Batch
+	for _, e := range b.MetadataURIs {
+		if keep(e.Position) {
+			out.MetadataURIs = append(out.MetadataURIs, e)
+		}
+	}
+	for _, e := range b.MetadataDocuments {
+		if keep(e.Position) {
+			out.MetadataDocuments = append(out.MetadataDocuments, e)
+		}
+	}
+	for _, e := range b.AVSStrategies {
+		if keep(e.Position) {
+			out.AVSStrategies = append(out.AVSStrategies, e)
+		}
+	}
+	for _, e := range b.OperatorsRegistered {
+		if keep(e.Position) {
+			out.OperatorsRegistered = append(out.OperatorsRegistered, e)
+		}
+	}
+	for _, e := range b.Registrations {
+		if keep(e.Position) {
+			out.Registrations = append(out.Registrations, e)
+		}
+	}
+	for _, e := range b.Deposits {
+		if keep(e.Position) {
+			out.Deposits = append(out.Deposits, e)
+		}
+	}
+	for _, e := range b.PodShares {
+		if keep(e.Position) {
+			out.PodShares = append(out.PodShares, e)
+		}
+	}
+	for _, e := range b.Delegations {
+		if keep(e.Position) {
+			out.Delegations = append(out.Delegations, e)
+		}
+	}
+	for _, e := range b.WithdrawalsQueued {
+		if keep(e.Position) {
+			out.WithdrawalsQueued = append(out.WithdrawalsQueued, e)
+		}
+	}
+	for _, e := range b.WithdrawalsDone {
+		if keep(e.Position) {
+			out.WithdrawalsDone = append(out.WithdrawalsDone, e)
+		}
+	}
+	for _, e := range b.RewardsSubmissions {
+		if keep(e.Position) {
+			out.RewardsSubmissions = append(out.RewardsSubmissions, e)
+		}
+	}
+	return out
+}
+
+// entityState renders the entity and aggregate tables as text.
+func entityState(t *testing.T, db *store.DB) string {
+	t.Helper()
+	return query(t, db, `SELECT concat_ws(E'\n',
+	    (SELECT string_agg(concat_ws(' ', address, operator_address, created_at_block, updated_at_block), ',' ORDER BY address) FROM stakers),
+	    (SELECT string_agg(concat_ws(' ', staker_address, strategy_address, shares), ',' ORDER BY staker_address, strategy_address) FROM staker_shares),
+	    (SELECT string_agg(concat_ws(' ', operator_address, strategy_address, shares), ',' ORDER BY operator_address, strategy_address) FROM operator_shares),
+	    (SELECT string_agg(concat_ws(' ', avs_address, operator_address, is_active, restaked_strategies), ',' ORDER BY avs_address, operator_address) FROM avs_operators),
+	    (SELECT string_agg(concat_ws(' ', address, metadata_name, metadata_uri, created_at_block, total_stakers, total_operators, max_apy, tvl_eth), ',' ORDER BY address) FROM avs),
+	    (SELECT string_agg(concat_ws(' ', address, metadata_name, created_at_block, total_stakers, total_avs, max_apy, tvl_eth), ',' ORDER BY address) FROM operators),
+	    (SELECT string_agg(concat_ws(' ', withdrawal_root, is_completed), ',' ORDER BY withdrawal_root) FROM withdrawals))`)
+}
+
+// Deleting the events above a block and recomputing the keys they touched
+// gives exactly the state of applying only the events up to that block.
+func TestRecomputeEntitiesAfterDeletingEvents(t *testing.T) {
+	ctx := context.Background()
+	const cut = 17
+	want := storetest.New(t)
+	loadScenario(t, want, filterBatch(scenario(), cut))
+
+	got := storetest.New(t)
+	loadScenario(t, got, scenario())
+	err := got.InTx(ctx, func(tx *store.Tx) error {
+		for _, table := range []string{"delegation_events", "deposits", "pod_share_events", "registration_events",
+			"metadata_uri_events", "operator_registered_events", "avs_strategy_events", "rewards_submissions", "withdrawals"} {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE block_number > $1`, cut); err != nil {
+				return err
+			}
+		}
+		err := tx.RecomputeEntities(ctx, store.EntityKeys{
+			Stakers:               []string{staker1, staker2},
+			RegistrationAVS:       []string{avsA, avsA},
+			RegistrationOperators: []string{opOne, opTwo},
+			AVS:                   []string{avsA},
+			Operators:             []string{opOne, opTwo},
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Refresh(ctx, genesis.Add(48*time.Hour))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := entityState(t, got), entityState(t, want); g != w {
+		t.Errorf("state after recompute:\n%s\nwant:\n%s", g, w)
+	}
+}
