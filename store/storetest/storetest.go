@@ -148,9 +148,9 @@ func open(t testing.TB, url string) *store.DB {
 
 // server is the PostgreSQL server the tests of this process use.
 type server struct {
-	admin *sql.DB                 // connected to the server's maintenance database
+	admin *sql.DB                  // connected to the server's maintenance database
 	dbURL func(name string) string // the URL of a database on the server
-	force bool                    // DROP DATABASE ... WITH (FORCE) is supported
+	force bool                     // DROP DATABASE ... WITH (FORCE) is supported
 
 	mu        sync.Mutex
 	templates map[string]*templateResult // built or checked in this process
