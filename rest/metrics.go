@@ -1,0 +1,79 @@
+package rest
+
+import (
+	_ "embed"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stakegraph/stakegraph/internal/respond"
+)
+
+var (
+	//go:embed operations/metrics.graphql
+	metricsOp string
+	//go:embed operations/restaking_tvl.graphql
+	restakingTVLOp string
+	//go:embed operations/strategy_tvl.graphql
+	strategyTVLOp string
+	//go:embed operations/total_withdrawals.graphql
+	totalWithdrawalsOp string
+	//go:embed operations/total_stakers.graphql
+	totalStakersOp string
+	//go:embed operations/deployment_ratio.graphql
+	deploymentRatioOp string
+	//go:embed operations/historical_staker_count.graphql
+	historicalStakerCountOp string
+)
+
+// metrics serves GET /metrics.
+func (h *handlers) metrics(w http.ResponseWriter, r *http.Request) {
+	h.serve(w, r, metricsOp, vars{}, "", "result")
+}
+
+// serveWithChange serves a metric route whose only parameter is the
+// withChange toggle; without it the change24h and change7d keys are absent.
+func (h *handlers) serveWithChange(op string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p := newParams(r.URL.Query())
+		vs := vars{"withChange": p.Bool("withChange")}
+		if err := p.Err(); err != nil {
+			respond.Error(w, r, err)
+			return
+		}
+		h.serve(w, r, op, vs, "", "metrics", "result")
+	}
+}
+
+// strategyTVL serves GET /metrics/tvl/restaking/{strategy}.
+func (h *handlers) strategyTVL(w http.ResponseWriter, r *http.Request) {
+	strategy, err := pathAddress("strategy", chi.URLParam(r, "strategy"))
+	if err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	p := newParams(r.URL.Query())
+	vs := vars{"strategy": strategy, "withChange": p.Bool("withChange")}
+	if err := p.Err(); err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	h.serve(w, r, strategyTVLOp, vs, "no strategy has the address "+strategy, "metrics", "result")
+}
+
+// historicalStakerCount serves GET /metrics/historical/count-stakers. The
+// default range, the range limits and the buckets are the resolver's.
+func (h *handlers) historicalStakerCount(w http.ResponseWriter, r *http.Request) {
+	p := newParams(r.URL.Query())
+	vs := vars{
+		"frequency": p.Enum("frequency", "1d", "1d", "7d"),
+		"variant":   p.Enum("variant", "cumulative", "discrete", "cumulative"),
+	}
+	setOptional(vs, "startAt", formatTime(p.Time("startAt")))
+	setOptional(vs, "endAt", formatTime(p.Time("endAt")))
+	if err := p.Err(); err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	h.serve(w, r, historicalStakerCountOp, vs, "", "metrics", "result")
+}

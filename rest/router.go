@@ -1,0 +1,134 @@
+// Package rest serves stakegraph's REST API, a drop-in replacement for the
+// routes of EigenExplorer's API that the interface specification lists.
+//
+// Each data route validates its parameters and then runs one fixed GraphQL
+// operation (embedded from operations/) in-process through the executable
+// schema, so the REST and GraphQL APIs share one implementation of every
+// business rule. The handler only checks syntax, passes variables and
+// writes the result in the REST shape.
+package rest
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/stakegraph/stakegraph/internal/derrors"
+	"github.com/stakegraph/stakegraph/internal/respond"
+)
+
+// Executor runs a GraphQL operation in-process and returns its data: the
+// JSON object of the operation's root fields. A failed operation's error
+// wraps the derrors sentinel of the GraphQL error's code.
+type Executor interface {
+	Execute(ctx context.Context, query string, vars map[string]any) (json.RawMessage, error)
+}
+
+// Config configures the REST handler.
+type Config struct {
+	// Executor runs the routes' GraphQL operations.
+	Executor Executor
+	// Authenticate wraps every route that needs an API key, normally
+	// (*apikey.Authenticator).Middleware.
+	Authenticate func(http.Handler) http.Handler
+	// Version is reported by GET /version.
+	Version string
+}
+
+// NewHandler returns the REST API. The routes that need a key are wrapped
+// with cfg.Authenticate; /health, /version and /openapi.json and the 404
+// and 405 answers are not. Every response allows any origin (CORS) and is
+// gzip-compressed when the client accepts it.
+func NewHandler(cfg Config) http.Handler {
+	if cfg.Executor == nil || cfg.Authenticate == nil {
+		panic("rest.NewHandler: Executor and Authenticate are required")
+	}
+	h := &handlers{exec: cfg.Executor}
+
+	r := chi.NewRouter()
+	r.Use(cors)
+	r.Use(middleware.Compress(5, "application/json"))
+	r.Use(middleware.GetHead)
+	r.NotFound(notFound)
+	r.MethodNotAllowed(methodNotAllowed)
+
+	r.Get("/health", health)
+	r.Get("/version", version(cfg.Version))
+	r.Get("/openapi.json", openAPI)
+
+	r.Group(func(r chi.Router) {
+		r.Use(cfg.Authenticate)
+		r.Get("/avs", h.avsList)
+		r.Get("/avs/addresses", h.avsAddresses)
+		r.Get("/avs/{address}/operators", h.avsOperators)
+		r.Get("/avs/{address}/rewards", h.avsRewards)
+		r.Get("/operators", h.operatorList)
+		r.Get("/stakers/{address}/events/delegation", h.stakerDelegationEvents)
+		r.Get("/withdrawals", h.withdrawals)
+		r.Get("/metrics", h.metrics)
+		r.Get("/metrics/tvl/restaking", h.serveWithChange(restakingTVLOp))
+		r.Get("/metrics/tvl/restaking/{strategy}", h.strategyTVL)
+		r.Get("/metrics/total-withdrawals", h.serveWithChange(totalWithdrawalsOp))
+		r.Get("/metrics/total-stakers", h.serveWithChange(totalStakersOp))
+		r.Get("/metrics/deployment-ratio", h.serveWithChange(deploymentRatioOp))
+		r.Get("/metrics/historical/count-stakers", h.historicalStakerCount)
+		r.Get("/rewards/strategies", h.rewardStrategies)
+	})
+	return r
+}
+
+// allowedMethods is the Allow header of every route.
+const allowedMethods = "GET, HEAD, OPTIONS"
+
+// cors lets pages of any origin read the API. It answers every OPTIONS
+// request itself (a preflight carries no API key) and marks every other
+// response readable by any origin.
+func cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Access-Control-Expose-Headers", "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset")
+		if r.Method == http.MethodOptions {
+			h.Set("Allow", allowedMethods)
+			h.Set("Access-Control-Allow-Methods", allowedMethods)
+			h.Set("Access-Control-Allow-Headers", "X-API-Token, Content-Type")
+			h.Set("Access-Control-Max-Age", "86400")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	respond.Error(w, r, fmt.Errorf("%w: no route %s", derrors.NotFound, r.URL.Path))
+}
+
+func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", allowedMethods)
+	respond.Error(w, r, fmt.Errorf("%w: %s is not supported; use %s", derrors.MethodNotAllowed, strings.ToUpper(r.Method), allowedMethods))
+}
+
+func health(w http.ResponseWriter, r *http.Request) {
+	respond.JSON(w, r, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func version(v string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		respond.JSON(w, r, http.StatusOK, map[string]string{"version": v})
+	}
+}
+
+//go:embed openapi.json
+var openAPIDocument []byte
+
+// openAPI serves the OpenAPI 3 document describing exactly these routes.
+func openAPI(w http.ResponseWriter, r *http.Request) {
+	respond.JSON(w, r, http.StatusOK, json.RawMessage(openAPIDocument))
+}

@@ -1,0 +1,77 @@
+package rest
+
+import (
+	_ "embed"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/stakegraph/stakegraph/internal/respond"
+)
+
+//go:embed operations/staker_delegation_events.graphql
+var stakerDelegationEventsOp string
+
+// delegationTypes are the values of a delegation event's type.
+var delegationTypes = []string{"DELEGATION", "UNDELEGATION", "SHARES_INCREASED", "SHARES_DECREASED"}
+
+// stakerDelegationEvents serves GET /stakers/{address}/events/delegation.
+// The date-range rules are the resolver's; this handler checks that each
+// date parses and passes it on in RFC 3339 form. Fields that do not apply
+// to an event (the strategy and shares of a DELEGATION, the token values of
+// beacon-chain ETH) are left out rather than null.
+func (h *handlers) stakerDelegationEvents(w http.ResponseWriter, r *http.Request) {
+	addr, err := pathAddress("address", chi.URLParam(r, "address"))
+	if err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	p := newParams(r.URL.Query())
+	vs := vars{
+		"address":       addr,
+		"withTokenData": p.Bool("withTokenData"),
+		"withEthValue":  p.Bool("withEthValue"),
+	}
+	setOptional(vs, "txHash", p.Hash("txHash"))
+	setOptional(vs, "type", p.OptionalEnum("type", delegationTypes...))
+	setOptional(vs, "strategyAddress", p.Address("strategyAddress"))
+	setOptional(vs, "operatorAddress", p.Address("operatorAddress"))
+	setOptional(vs, "startAt", formatTime(p.Time("startAt")))
+	setOptional(vs, "endAt", formatTime(p.Time("endAt")))
+	vs["skip"], vs["take"] = p.Page()
+	if err := p.Err(); err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	raw, err := h.result(r.Context(), stakerDelegationEventsOp, vs, "staker", "result")
+	if err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	var page struct {
+		Data []map[string]any `json:"data"`
+		Meta map[string]any   `json:"meta"`
+	}
+	if err := decode(raw, &page); err != nil {
+		respond.Error(w, r, fmt.Errorf("decode delegation events: %w", err))
+		return
+	}
+	for _, event := range page.Data {
+		dropNulls(event, "underlyingToken", "underlyingValue", "ethValue")
+		if args, ok := event["args"].(map[string]any); ok {
+			dropNulls(args, "strategy", "shares")
+		}
+	}
+	respond.JSON(w, r, http.StatusOK, page)
+}
+
+// formatTime writes t in the RFC 3339 form the GraphQL date arguments take.
+func formatTime(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := t.UTC().Format(time.RFC3339Nano)
+	return &s
+}
