@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stakegraph/stakegraph/server"
+)
+
+var serveCommand = command{
+	name:    "serve",
+	summary: "serve the API until interrupted (SIGINT or SIGTERM)",
+	flags: func(fs *flag.FlagSet, c *cli) func(context.Context, []string) error {
+		addr := fs.String("addr", envOr(c.getenv, "STAKEGRAPH_ADDR", server.DefaultAddr), "API listen `address` (env STAKEGRAPH_ADDR)")
+		adminAddr := fs.String("admin-addr", envOr(c.getenv, "STAKEGRAPH_ADMIN_ADDR", server.DefaultAdminAddr), "`address` of the admin listener with /metrics; \"off\" disables it (env STAKEGRAPH_ADMIN_ADDR)")
+		return func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return usagef("unexpected arguments %q", args)
+			}
+			db, err := c.openDatabase(ctx)
+			if err != nil {
+				return err
+			}
+			// The local cluster, when used, lives as long as the server.
+			defer db.Close()
+			registry := prometheus.NewRegistry()
+			admin := *adminAddr
+			if admin == "off" {
+				admin = ""
+			}
+			srv := server.New(
+				server.Config{Addr: *addr, AdminAddr: admin, Logger: c.logger},
+				server.Deps{DB: db.DB, Registry: registry, Mounts: apiMounts(c, db, registry)},
+			)
+			return srv.Run(ctx)
+		}
+	},
+}
+
+// apiMounts returns the routes of the API: the GraphQL endpoint and the
+// REST API are mounted here, each as one func(chi.Router), for example
+//
+//	func(r chi.Router) { r.Handle("/graphql", graphqlHandler) }
+//	func(r chi.Router) { r.Mount("/", restHandler) }
+//
+// The server itself serves /healthz and /readyz.
+func apiMounts(c *cli, db *database, registry *prometheus.Registry) []func(chi.Router) {
+	return nil
+}
