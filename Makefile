@@ -1,0 +1,70 @@
+# stakegraph's build, test and run targets. `make help` lists them.
+#
+# PostgreSQL: the targets that need it install Debian's postgresql package
+# when no PostgreSQL server programs are found. Nothing is installed
+# otherwise, and no system service is used: the commands run a private
+# cluster under $STAKEGRAPH_HOME (./.stakegraph), the tests one in the
+# temporary directory (see store/storetest).
+
+SHELL := /bin/bash
+export PATH := /usr/local/go/bin:$(PATH)
+
+GO      ?= go
+BIN     := bin/stakegraph
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/stakegraph/stakegraph/internal/version.Version=$(VERSION)
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+.PHONY: build
+build: ## Build bin/stakegraph.
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/stakegraph
+
+.PHONY: postgres
+postgres: ## Install PostgreSQL (apt-get) if its server programs are missing.
+	@if command -v pg_ctl >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then \
+		exit 0; \
+	fi; \
+	echo "No PostgreSQL server programs found: installing Debian's postgresql package."; \
+	sudo=; if [ "$$(id -u)" != 0 ]; then sudo=sudo; fi; \
+	$$sudo apt-get update && \
+	DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends postgresql
+
+.PHONY: run
+run: postgres build ## Migrate, add a dev API key and serve on 127.0.0.1:8080 with the local cluster.
+	$(BIN) migrate
+	@key=$$($(BIN) keys create --name "dev-$$(date +%Y%m%d-%H%M%S)" | tail -n 1) || exit 1; \
+	echo; \
+	echo "  Development API key (send it in the X-API-Token header):"; \
+	echo; \
+	echo "      $$key"; \
+	echo; \
+	echo "  Try: curl -H 'X-API-Token: $$key' http://127.0.0.1:8080/healthz"; \
+	echo
+	$(BIN) serve
+
+.PHONY: test
+test: postgres vet fmt-check ## Vet, check formatting and run every test with the race detector.
+	$(GO) test -race -count=1 ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	$(GO) vet ./...
+
+.PHONY: fmt-check
+fmt-check: ## Fail, listing them, if Go files are not gofmt-formatted.
+	@files=$$(find . \( -path ./.git -o -path ./.stakegraph -o -path ./bin -o -path '*/node_modules' \) -prune \
+		-o -name '*.go' -print | xargs gofmt -l); \
+	if [ -n "$$files" ]; then echo "These files need gofmt:"; echo "$$files"; exit 1; fi
+
+.PHONY: generate
+generate: ## Run go generate.
+	$(GO) generate ./...
+
+.PHONY: test-db-stop
+test-db-stop: ## Stop the shared test PostgreSQL cluster the tests leave running.
+	$(GO) run ./cmd/stakegraph localpg stop --test
