@@ -43,15 +43,18 @@ var ErrUndecodable = errors.New("undecodable log")
 // deposit whitelist, and the AVSs whose set of strategies may have changed.
 type Observations struct {
 	WhitelistedStrategies []string
-	// TouchedAVS holds every AVS that appeared in the decoded logs.
-	TouchedAVS map[string]bool
+	// TouchedAVS holds every AVS that appeared in the decoded logs, with
+	// the position of the last log that named it.
+	TouchedAVS map[string]chain.Position
 }
 
-func (o *Observations) touchAVS(avs string) {
+func (o *Observations) touchAVS(avs string, pos chain.Position) {
 	if o.TouchedAVS == nil {
-		o.TouchedAVS = make(map[string]bool)
+		o.TouchedAVS = make(map[string]chain.Position)
 	}
-	o.TouchedAVS[avs] = true
+	if last, ok := o.TouchedAVS[avs]; !ok || last.Before(pos) {
+		o.TouchedAVS[avs] = pos
+	}
 }
 
 // contractRole names the core contract an event must come from.
@@ -322,7 +325,7 @@ func decodeMetadataURI(subject chain.Subject) func(*abi.Event, *types.Log, chain
 		uri := vals[0].(string)
 		b.MetadataURIs = append(b.MetadataURIs, chain.MetadataURIUpdated{Position: pos, Subject: subject, Address: addr, URI: uri})
 		if subject == chain.SubjectAVS {
-			obs.touchAVS(addr)
+			obs.touchAVS(addr, pos)
 		}
 		return nil
 	}
@@ -492,7 +495,7 @@ func decodeRegistration(ev *abi.Event, lg *types.Log, pos chain.Position, b *cha
 	b.Registrations = append(b.Registrations, chain.RegistrationStatusUpdated{
 		Position: pos, Operator: op, AVS: avs, Registered: status == 1,
 	})
-	obs.touchAVS(avs)
+	obs.touchAVS(avs, pos)
 	return nil
 }
 
@@ -560,7 +563,7 @@ func decodeRewardsSubmission(forAll bool) func(*abi.Event, *types.Log, chain.Pos
 		}
 		b.RewardsSubmissions = append(b.RewardsSubmissions, sub)
 		if !forAll {
-			obs.touchAVS(avs)
+			obs.touchAVS(avs, pos)
 		}
 		return nil
 	}

@@ -298,11 +298,12 @@ func (db *DB) PendingMetadata(ctx context.Context) ([]chain.MetadataURIUpdated, 
 	return out, nil
 }
 
-// AVSAddresses returns the address of every AVS, in address order.
-func (db *DB) AVSAddresses(ctx context.Context) ([]string, error) {
+// AVSWithoutStrategies returns the address of every AVS whose restakeable
+// strategies were never observed, in address order.
+func (db *DB) AVSWithoutStrategies(ctx context.Context) ([]string, error) {
 	var out []string
-	if err := db.SelectContext(ctx, &out, `SELECT address FROM avs ORDER BY address`); err != nil {
-		return nil, fmt.Errorf("avs addresses: %w", Classify(err))
+	if err := db.SelectContext(ctx, &out, `SELECT address FROM avs WHERE strategies_block IS NULL ORDER BY address`); err != nil {
+		return nil, fmt.Errorf("avs without strategies: %w", Classify(err))
 	}
 	return out, nil
 }
@@ -322,4 +323,67 @@ func (db *DB) HasEvents(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("check for events: %w", Classify(err))
 	}
 	return has, nil
+}
+
+// StrategyAddresses returns the address of every known strategy, in
+// address order, so that an indexer can refresh their rates.
+func (db *DB) StrategyAddresses(ctx context.Context) ([]string, error) {
+	var out []string
+	if err := db.SelectContext(ctx, &out, `SELECT address FROM strategies ORDER BY address`); err != nil {
+		return nil, fmt.Errorf("strategy addresses: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// MetadataURIExists reports whether the URI update u is still stored (a
+// rollback may have removed it while its document was being fetched).
+func (tx *Tx) MetadataURIExists(ctx context.Context, u chain.MetadataURIUpdated) (bool, error) {
+	var ok bool
+	if err := tx.GetContext(ctx, &ok, `
+		SELECT EXISTS (SELECT 1 FROM metadata_uri_events
+		               WHERE block_number = $1 AND log_index = $2 AND subject = $3 AND address = $4 AND uri = $5)`,
+		int64(u.BlockNumber), int64(u.LogIndex), string(u.Subject), strings.ToLower(u.Address), u.URI); err != nil {
+		return false, fmt.Errorf("check metadata uri: %w", Classify(err))
+	}
+	return ok, nil
+}
+
+// BumpDataVersion increments the data version without a full refresh, for
+// writes that change what readers see but no aggregate (metadata
+// documents).
+func (tx *Tx) BumpDataVersion(ctx context.Context) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE service_state SET data_version = data_version + 1`); err != nil {
+		return fmt.Errorf("bump data version: %w", Classify(err))
+	}
+	return nil
+}
+
+// DeleteUnusedStrategies deletes the strategies that no stored event names
+// (deposits, share changes, queued withdrawals, pod shares for beacon ETH,
+// rewards) and that are not in keep, with their daily snapshots. After a
+// rollback it removes the strategies that only abandoned blocks named, so
+// that the state equals that of an index of the winning chain; keep lists
+// the strategies of the deployment's reference table.
+func (tx *Tx) DeleteUnusedStrategies(ctx context.Context, keep []string) error {
+	lowered := make([]string, len(keep))
+	for i, k := range keep {
+		lowered[i] = strings.ToLower(k)
+	}
+	if _, err := tx.ExecContext(ctx, `
+		WITH unused AS (
+		    SELECT s.address FROM strategies s
+		    WHERE s.address <> ALL($1::text[])
+		      AND NOT EXISTS (SELECT 1 FROM deposits d WHERE d.strategy_address = s.address)
+		      AND NOT EXISTS (SELECT 1 FROM delegation_events e WHERE e.strategy_address = s.address)
+		      AND NOT EXISTS (SELECT 1 FROM withdrawals w WHERE s.address = ANY (w.strategies))
+		      AND NOT EXISTS (SELECT 1 FROM rewards_submission_strategies r WHERE r.strategy_address = s.address)
+		      AND NOT (s.address = $2 AND EXISTS (SELECT 1 FROM pod_share_events))
+		), snapshots AS (
+		    DELETE FROM strategy_daily_snapshots WHERE strategy_address IN (SELECT address FROM unused)
+		)
+		DELETE FROM strategies WHERE address IN (SELECT address FROM unused)`,
+		pq.Array(lowered), chain.BeaconStrategy); err != nil {
+		return fmt.Errorf("delete unused strategies: %w", Classify(err))
+	}
+	return nil
 }

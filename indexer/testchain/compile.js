@@ -1,0 +1,28 @@
+// Compiles EigenLayerMock.sol with the solc version pinned in package.json and
+// writes EigenLayerMock.abi and EigenLayerMock.bin. Run through `go generate`
+// (see testchain.go); the outputs are committed so tests need no npm.
+const fs = require("fs");
+const path = require("path");
+const solc = require("solc");
+
+const source = "EigenLayerMock.sol";
+const input = {
+  language: "Solidity",
+  sources: { [source]: { content: fs.readFileSync(path.join(__dirname, source), "utf8") } },
+  settings: {
+    optimizer: { enabled: true, runs: 200 },
+    viaIR: true,
+    outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } },
+  },
+};
+const output = JSON.parse(solc.compile(JSON.stringify(input)));
+let failed = false;
+for (const e of output.errors || []) {
+  console.error(e.formattedMessage);
+  if (e.severity === "error") failed = true;
+}
+if (failed) process.exit(1);
+const contract = output.contracts[source].EigenLayerMock;
+fs.writeFileSync(path.join(__dirname, "EigenLayerMock.abi"), JSON.stringify(contract.abi, null, 1) + "\n");
+fs.writeFileSync(path.join(__dirname, "EigenLayerMock.bin"), contract.evm.bytecode.object + "\n");
+console.log(`compiled with solc ${solc.version()}`);
