@@ -1,17 +1,16 @@
 package indexer
 
 import (
-	"fmt"
-	"io"
-	"net/http"
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
-// Metrics are the indexer's counters and gauges. They are written in the
-// Prometheus text exposition format by WritePrometheus (and Handler), which
-// the server mounts on its admin metrics endpoint. All methods are safe for
+// Metrics are the indexer's counters and gauges. Metrics is a
+// prometheus.Collector: registered with the server's registry they are
+// served on the admin /metrics endpoint. All methods are safe for
 // concurrent use.
 type Metrics struct {
 	blocks      atomic.Uint64 // blocks indexed
@@ -73,51 +72,62 @@ func (m *Metrics) Snapshot() Snapshot {
 	return s
 }
 
-// WritePrometheus writes the metrics in the Prometheus text format.
-func (m *Metrics) WritePrometheus(w io.Writer) error {
+// metricDescs describe the indexer's metrics in Prometheus terms.
+var metricDescs = struct {
+	blocks, logs, batches, errors, reorgs, rolledBack, metaFetched, metaFailed *prometheus.Desc
+	nodeHead, indexed, lag, rpcErrors                                          *prometheus.Desc
+}{
+	blocks:      prometheus.NewDesc("stakegraph_indexer_blocks_total", "Blocks indexed by this process.", nil, nil),
+	logs:        prometheus.NewDesc("stakegraph_indexer_logs_total", "Logs decoded and applied by this process.", nil, nil),
+	batches:     prometheus.NewDesc("stakegraph_indexer_batches_total", "Batches of blocks committed by this process.", nil, nil),
+	errors:      prometheus.NewDesc("stakegraph_indexer_errors_total", "Indexing steps that failed and were retried.", nil, nil),
+	reorgs:      prometheus.NewDesc("stakegraph_indexer_reorgs_total", "Chain reorganisations rolled back.", nil, nil),
+	rolledBack:  prometheus.NewDesc("stakegraph_indexer_rolled_back_blocks_total", "Blocks undone by rollbacks.", nil, nil),
+	metaFetched: prometheus.NewDesc("stakegraph_indexer_metadata_fetched_total", "Metadata documents fetched and applied.", nil, nil),
+	metaFailed:  prometheus.NewDesc("stakegraph_indexer_metadata_errors_total", "Metadata documents that could not be fetched or parsed.", nil, nil),
+	nodeHead:    prometheus.NewDesc("stakegraph_indexer_node_head_block", "Latest block of the Ethereum node.", nil, nil),
+	indexed:     prometheus.NewDesc("stakegraph_indexer_indexed_block", "Last block whose events are applied (the sync cursor).", nil, nil),
+	lag:         prometheus.NewDesc("stakegraph_indexer_lag_blocks", "Blocks between the node's head and the sync cursor.", nil, nil),
+	rpcErrors:   prometheus.NewDesc("stakegraph_indexer_rpc_errors_total", "Failed JSON-RPC call attempts by method.", []string{"method"}, nil),
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	d := metricDescs
+	for _, x := range []*prometheus.Desc{d.blocks, d.logs, d.batches, d.errors, d.reorgs, d.rolledBack,
+		d.metaFetched, d.metaFailed, d.nodeHead, d.indexed, d.lag, d.rpcErrors} {
+		ch <- x
+	}
+}
+
+// Collect implements prometheus.Collector: register the metrics with the
+// server's registry to serve them on the admin /metrics endpoint.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	s := m.Snapshot()
-	type metric struct {
-		name, typ, help string
-		value           uint64
+	d := metricDescs
+	counter := func(desc *prometheus.Desc, v uint64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(v), labels...)
 	}
-	for _, x := range []metric{
-		{"stakegraph_indexer_blocks_total", "counter", "Blocks indexed by this process.", s.Blocks},
-		{"stakegraph_indexer_logs_total", "counter", "Logs decoded and applied by this process.", s.Logs},
-		{"stakegraph_indexer_batches_total", "counter", "Batches of blocks committed by this process.", s.Batches},
-		{"stakegraph_indexer_errors_total", "counter", "Indexing steps that failed and were retried.", s.Errors},
-		{"stakegraph_indexer_reorgs_total", "counter", "Chain reorganisations rolled back.", s.Reorgs},
-		{"stakegraph_indexer_rolled_back_blocks_total", "counter", "Blocks undone by rollbacks.", s.RolledBack},
-		{"stakegraph_indexer_metadata_fetched_total", "counter", "Metadata documents fetched and applied.", s.MetadataFetched},
-		{"stakegraph_indexer_metadata_errors_total", "counter", "Metadata documents that could not be fetched or parsed.", s.MetadataFailed},
-		{"stakegraph_indexer_node_head_block", "gauge", "Latest block of the Ethereum node.", s.NodeHead},
-		{"stakegraph_indexer_indexed_block", "gauge", "Last block whose events are applied (the sync cursor).", s.IndexedHead},
-		{"stakegraph_indexer_lag_blocks", "gauge", "Blocks between the node's head and the sync cursor.", s.Lag()},
-	} {
-		if _, err := fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", x.name, x.help, x.name, x.typ, x.name, x.value); err != nil {
-			return err
-		}
+	gauge := func(desc *prometheus.Desc, v uint64) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, float64(v))
 	}
-	if _, err := fmt.Fprint(w, "# HELP stakegraph_indexer_rpc_errors_total Failed JSON-RPC call attempts by method.\n"+
-		"# TYPE stakegraph_indexer_rpc_errors_total counter\n"); err != nil {
-		return err
-	}
+	counter(d.blocks, s.Blocks)
+	counter(d.logs, s.Logs)
+	counter(d.batches, s.Batches)
+	counter(d.errors, s.Errors)
+	counter(d.reorgs, s.Reorgs)
+	counter(d.rolledBack, s.RolledBack)
+	counter(d.metaFetched, s.MetadataFetched)
+	counter(d.metaFailed, s.MetadataFailed)
+	gauge(d.nodeHead, s.NodeHead)
+	gauge(d.indexed, s.IndexedHead)
+	gauge(d.lag, s.Lag())
 	methods := make([]string, 0, len(s.RPCErrors))
 	for k := range s.RPCErrors {
 		methods = append(methods, k)
 	}
 	sort.Strings(methods)
 	for _, k := range methods {
-		if _, err := fmt.Fprintf(w, "stakegraph_indexer_rpc_errors_total{method=%q} %d\n", k, s.RPCErrors[k]); err != nil {
-			return err
-		}
+		counter(d.rpcErrors, s.RPCErrors[k], k)
 	}
-	return nil
-}
-
-// Handler serves the metrics in the Prometheus text format.
-func (m *Metrics) Handler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-		_ = m.WritePrometheus(w)
-	})
 }

@@ -17,7 +17,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -197,11 +196,23 @@ func (c *cli) help(w io.Writer, _ []string) {
 	fmt.Fprintf(tw, "  help [command]\tshow this help, or a command's flags\n")
 	tw.Flush()
 	fmt.Fprintf(w, "\nGlobal flags (accepted before or after the command; the environment variable sets the default):\n")
+	noEnv := func(string) string { return "" } // help shows the built-in defaults
 	fs := flag.NewFlagSet("", flag.ContinueOnError)
 	var opts options
-	opts.fromEnv(func(string) string { return "" }) // the built-in defaults
+	opts.fromEnv(noEnv)
 	opts.register(fs)
-	printFlags(w, fs)
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	printFlags(tw, "", fs)
+	fmt.Fprintf(tw, "  \t--version\tprint the version and exit\n")
+	tw.Flush()
+	fmt.Fprintf(w, "\nCommand flags:\n")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, cmd := range commands {
+		fs := flag.NewFlagSet("", flag.ContinueOnError)
+		cmd.flags(fs, &cli{getenv: noEnv, opts: opts})
+		printFlags(tw, cmd.name, fs)
+	}
+	tw.Flush()
 	fmt.Fprintf(w, "\nWithout DATABASE_URL, commands use a local PostgreSQL cluster in $STAKEGRAPH_HOME/pg,\n"+
 		"started when needed (as the postgres OS user when run as root) and stopped when the last\n"+
 		"command using it exits; `stakegraph localpg start` keeps it running.\n")
@@ -210,12 +221,14 @@ func (c *cli) help(w io.Writer, _ []string) {
 // commandHelp writes one command's usage and flags.
 func (c *cli) commandHelp(w io.Writer, cmd command) {
 	fmt.Fprintf(w, "Usage: stakegraph %s [flags] %s\n\n%s.\n\nFlags:\n", cmd.name, cmd.args, upperFirst(cmd.summary))
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
 	noEnv := func(string) string { return "" }
 	var opts options
 	opts.fromEnv(noEnv)
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
 	cmd.flags(fs, &cli{getenv: noEnv, opts: opts})
-	printFlags(w, fs)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	printFlags(tw, "", fs)
+	tw.Flush()
 	fmt.Fprintf(w, "\nThe global flags (stakegraph help) are accepted too.\n")
 }
 
@@ -226,21 +239,17 @@ func upperFirst(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// printFlags lists the flags of fs with their defaults and, from the usage
-// text's "(env X)" suffix, their environment variables.
-func printFlags(w io.Writer, fs *flag.FlagSet) {
-	var names []string
-	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-	sort.Strings(names)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, name := range names {
-		f := fs.Lookup(name)
+// printFlags writes one tab-separated row per flag of fs, in name order,
+// with its default; the first row is labelled with label. The usage texts
+// name the flags' environment variables.
+func printFlags(tw io.Writer, label string, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) { // VisitAll visits in name order
 		arg, usage := flag.UnquoteUsage(f)
 		def := ""
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" {
 			def = fmt.Sprintf(" (default %q)", f.DefValue)
 		}
-		fmt.Fprintf(tw, "  --%s %s\t%s%s\n", name, arg, usage, def)
-	}
-	tw.Flush()
+		fmt.Fprintf(tw, "  %s\t--%s %s\t%s%s\n", label, f.Name, arg, usage, def)
+		label = ""
+	})
 }

@@ -16,6 +16,7 @@ var serveCommand = command{
 	flags: func(fs *flag.FlagSet, c *cli) func(context.Context, []string) error {
 		addr := fs.String("addr", envOr(c.getenv, "STAKEGRAPH_ADDR", server.DefaultAddr), "API listen `address` (env STAKEGRAPH_ADDR)")
 		adminAddr := fs.String("admin-addr", envOr(c.getenv, "STAKEGRAPH_ADMIN_ADDR", server.DefaultAdminAddr), "`address` of the admin listener with /metrics; \"off\" disables it (env STAKEGRAPH_ADMIN_ADDR)")
+		index := registerIndexFlags(fs, c, false)
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usagef("unexpected arguments %q", args)
@@ -27,6 +28,11 @@ var serveCommand = command{
 			// The local cluster, when used, lives as long as the server.
 			defer db.Close()
 			registry := prometheus.NewRegistry()
+			stopIndexer, err := startIndexer(ctx, c, index, db.DB, registry)
+			if err != nil {
+				return err
+			}
+			defer stopIndexer()
 			admin := *adminAddr
 			if admin == "off" {
 				admin = ""
