@@ -54,6 +54,9 @@ type command struct {
 // commands are every subcommand, in the order help lists them.
 var commands = []command{
 	migrateCommand,
+	indexCommand,
+	seedDemoCommand,
+	seedBenchCommand,
 	keysCreateCommand,
 	keysListCommand,
 	keysRevokeCommand,
