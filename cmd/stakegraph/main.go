@@ -55,8 +55,6 @@ type command struct {
 var commands = []command{
 	migrateCommand,
 	indexCommand,
-	seedDemoCommand,
-	seedBenchCommand,
 	keysCreateCommand,
 	keysListCommand,
 	keysRevokeCommand,
