@@ -1,0 +1,305 @@
+package graph
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/graph-gophers/dataloader/v7"
+
+	"github.com/stakegraph/stakegraph/store"
+)
+
+// loaders are the dataloaders of one request. Every relation of the graph is
+// resolved through one of them, so that resolving a field for each element of
+// a list costs one SQL statement for the whole list instead of one per
+// element. Batch functions query with `= ANY($1)` (or unnest for pages) and
+// return results in key order; keys the database does not have get the zero
+// value (nil or an empty list).
+//
+// Paged relations (an AVS's operators, a staker's events, ...) are keyed by
+// parent and arguments: one batch runs one statement per distinct set of
+// arguments, which is one for the usual query where siblings share them.
+type loaders struct {
+	db *store.DB
+	// now is the time the request started, fixed for the whole request so
+	// that default date ranges agree between sibling fields (and batch
+	// together).
+	now time.Time
+
+	avs                  *dataloader.Loader[string, *store.AVS]
+	operators            *dataloader.Loader[string, *store.Operator]
+	stakers              *dataloader.Loader[string, *store.Staker]
+	strategies           *dataloader.Loader[string, *store.StrategyState]
+	withdrawals          *dataloader.Loader[string, *store.Withdrawal]
+	submissions          *dataloader.Loader[string, *store.RewardsSubmission]
+	curated              *dataloader.Loader[string, *store.CuratedMetadata]
+	strategyAPYs         *dataloader.Loader[string, []store.StrategyAPY]
+	avsShares            *dataloader.Loader[string, []store.StrategyShares]
+	operatorShares       *dataloader.Loader[string, []store.StrategyShares]
+	stakerShares         *dataloader.Loader[string, []store.StrategyShares]
+	withdrawalShares     *dataloader.Loader[string, []store.StrategyShares]
+	registrations        *dataloader.Loader[string, []store.Registration]
+	rewardTokens         *dataloader.Loader[string, []string]
+	rewardsTotals        *dataloader.Loader[string, *store.AVSRewardsTotals]
+	submissionStrategies *dataloader.Loader[string, []store.RewardsSubmissionStrategy]
+
+	avsOperators           *dataloader.Loader[pageKey[avsOperatorArgs], []store.AVSOperator]
+	avsOperatorCounts      *dataloader.Loader[pageKey[store.AVSOperatorFilter], int]
+	avsStakers             *dataloader.Loader[pageKey[store.Page], []store.OperatorStaker]
+	avsStakerCounts        *dataloader.Loader[pageKey[struct{}], int]
+	operatorStakers        *dataloader.Loader[pageKey[store.Page], []store.OperatorStaker]
+	operatorStakerCounts   *dataloader.Loader[pageKey[struct{}], int]
+	stakerEvents           *dataloader.Loader[pageKey[eventArgs], []store.DelegationEvent]
+	stakerEventCounts      *dataloader.Loader[pageKey[store.DelegationEventFilter], int]
+	operatorEvents         *dataloader.Loader[pageKey[eventArgs], []store.DelegationEvent]
+	operatorEventCounts    *dataloader.Loader[pageKey[store.DelegationEventFilter], int]
+	stakerWithdrawals      *dataloader.Loader[pageKey[withdrawalArgs], []store.StakerWithdrawal]
+	stakerWithdrawalCounts *dataloader.Loader[pageKey[store.WithdrawalStatus], int]
+	stakerDeposits         *dataloader.Loader[pageKey[store.Page], []store.Deposit]
+	stakerDepositCounts    *dataloader.Loader[pageKey[struct{}], int]
+	avsSubmissions         *dataloader.Loader[pageKey[store.Page], []store.RewardsSubmission]
+
+	snapshots         memo[store.SnapshotTrio]
+	strategySnapshots memo[store.StrategySnapshotTrio]
+}
+
+// pageKey keys a paged relation: the parent's key and the arguments.
+type pageKey[A comparable] struct {
+	Parent string
+	Args   A
+}
+
+// avsOperatorArgs are the arguments of Avs.operators.
+type avsOperatorArgs struct {
+	Filter store.AVSOperatorFilter
+	Sort   store.Sort
+	Page   store.Page
+}
+
+// eventArgs are the arguments of the delegation event relations.
+type eventArgs struct {
+	Filter store.DelegationEventFilter
+	Page   store.Page
+}
+
+// withdrawalArgs are the arguments of Staker.withdrawals.
+type withdrawalArgs struct {
+	Status store.WithdrawalStatus
+	Page   store.Page
+}
+
+// newLoaders creates the loaders of a request that started at now. wait is
+// how long a loader collects keys before it runs its batch.
+func newLoaders(db *store.DB, now time.Time, wait time.Duration) *loaders {
+	l := &loaders{db: db, now: now.UTC().Round(0)}
+
+	l.avs = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.AVS, error) {
+		rows, err := db.AVSByAddresses(ctx, keys)
+		return indexBy(rows, func(r store.AVS) string { return r.Address }), err
+	})
+	l.operators = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.Operator, error) {
+		rows, err := db.OperatorsByAddresses(ctx, keys)
+		return indexBy(rows, func(r store.Operator) string { return r.Address }), err
+	})
+	l.stakers = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.Staker, error) {
+		rows, err := db.StakersByAddresses(ctx, keys)
+		return indexBy(rows, func(r store.Staker) string { return r.Address }), err
+	})
+	l.strategies = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.StrategyState, error) {
+		rows, err := db.StrategiesByAddresses(ctx, keys)
+		return indexBy(rows, func(r store.StrategyState) string { return r.Address }), err
+	})
+	l.withdrawals = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.Withdrawal, error) {
+		rows, err := db.WithdrawalsByRoots(ctx, keys)
+		return indexBy(rows, func(r store.Withdrawal) string { return r.WithdrawalRoot }), err
+	})
+	l.submissions = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.RewardsSubmission, error) {
+		rows, err := db.RewardsSubmissionsByHashes(ctx, keys)
+		return indexBy(rows, func(r store.RewardsSubmission) string { return r.Hash }), err
+	})
+	l.curated = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.CuratedMetadata, error) {
+		rows, err := db.CuratedMetadataByAVS(ctx, keys)
+		return indexBy(rows, func(r store.CuratedMetadata) string { return r.AVSAddress }), err
+	})
+	l.strategyAPYs = newLoader(wait, func(ctx context.Context, keys []string) (map[string][]store.StrategyAPY, error) {
+		rows, err := db.StrategyAPYsByAVS(ctx, keys)
+		return groupBy(rows, func(r store.StrategyAPY) string { return r.AVSAddress }), err
+	})
+	sharesLoader := func(fetch func(context.Context, []string) ([]store.StrategyShares, error)) *dataloader.Loader[string, []store.StrategyShares] {
+		return newLoader(wait, func(ctx context.Context, keys []string) (map[string][]store.StrategyShares, error) {
+			rows, err := fetch(ctx, keys)
+			return groupBy(rows, func(r store.StrategyShares) string { return r.Owner }), err
+		})
+	}
+	l.avsShares = sharesLoader(db.AVSSharesByAVS)
+	l.operatorShares = sharesLoader(db.OperatorSharesByOperators)
+	l.stakerShares = sharesLoader(db.StakerSharesByStakers)
+	l.withdrawalShares = sharesLoader(db.WithdrawalSharesByRoots)
+	l.registrations = newLoader(wait, func(ctx context.Context, keys []string) (map[string][]store.Registration, error) {
+		rows, err := db.RegistrationsByOperators(ctx, keys)
+		return groupBy(rows, func(r store.Registration) string { return r.OperatorAddress }), err
+	})
+	l.rewardTokens = newLoader(wait, func(ctx context.Context, keys []string) (map[string][]string, error) {
+		rows, err := db.RewardTokensByStrategies(ctx, keys)
+		out := make(map[string][]string, len(rows))
+		for _, r := range rows {
+			out[r.StrategyAddress] = r.Tokens
+		}
+		return out, err
+	})
+	l.rewardsTotals = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.AVSRewardsTotals, error) {
+		rows, err := db.RewardsTotalsByAVS(ctx, keys)
+		return indexBy(rows, func(r store.AVSRewardsTotals) string { return r.AVSAddress }), err
+	})
+	l.submissionStrategies = newLoader(wait, func(ctx context.Context, keys []string) (map[string][]store.RewardsSubmissionStrategy, error) {
+		rows, err := db.StrategiesBySubmissions(ctx, keys)
+		return groupBy(rows, func(r store.RewardsSubmissionStrategy) string { return r.Hash }), err
+	})
+
+	l.avsOperators = newPageLoader(wait, func(ctx context.Context, avs []string, a avsOperatorArgs) (map[string][]store.AVSOperator, error) {
+		rows, err := db.ListAVSOperators(ctx, avs, a.Filter, a.Sort, a.Page)
+		return groupBy(rows, func(r store.AVSOperator) string { return r.AVSAddress }), err
+	})
+	l.avsOperatorCounts = newPageLoader(wait, db.CountAVSOperators)
+	l.avsStakers = newPageLoader(wait, func(ctx context.Context, avs []string, p store.Page) (map[string][]store.OperatorStaker, error) {
+		rows, err := db.ListAVSStakers(ctx, avs, p)
+		return groupBy(rows, func(r store.OperatorStaker) string { return r.Key }), err
+	})
+	l.avsStakerCounts = newPageLoader(wait, func(ctx context.Context, avs []string, _ struct{}) (map[string]int, error) {
+		return db.CountAVSStakers(ctx, avs)
+	})
+	l.operatorStakers = newPageLoader(wait, func(ctx context.Context, ops []string, p store.Page) (map[string][]store.OperatorStaker, error) {
+		rows, err := db.ListOperatorStakers(ctx, ops, p)
+		return groupBy(rows, func(r store.OperatorStaker) string { return r.Key }), err
+	})
+	l.operatorStakerCounts = newPageLoader(wait, func(ctx context.Context, ops []string, _ struct{}) (map[string]int, error) {
+		return db.CountOperatorStakers(ctx, ops)
+	})
+	l.stakerEvents = newPageLoader(wait, func(ctx context.Context, stakers []string, a eventArgs) (map[string][]store.DelegationEvent, error) {
+		rows, err := db.ListDelegationEventsByStakers(ctx, stakers, a.Filter, a.Page)
+		return groupBy(rows, func(r store.DelegationEvent) string { return r.Key }), err
+	})
+	l.stakerEventCounts = newPageLoader(wait, db.CountDelegationEventsByStakers)
+	l.operatorEvents = newPageLoader(wait, func(ctx context.Context, ops []string, a eventArgs) (map[string][]store.DelegationEvent, error) {
+		rows, err := db.ListDelegationEventsByOperators(ctx, ops, a.Filter, a.Page)
+		return groupBy(rows, func(r store.DelegationEvent) string { return r.Key }), err
+	})
+	l.operatorEventCounts = newPageLoader(wait, db.CountDelegationEventsByOperators)
+	l.stakerWithdrawals = newPageLoader(wait, func(ctx context.Context, stakers []string, a withdrawalArgs) (map[string][]store.StakerWithdrawal, error) {
+		rows, err := db.ListWithdrawalsByStakers(ctx, stakers, a.Status, a.Page)
+		return groupBy(rows, func(r store.StakerWithdrawal) string { return r.Key }), err
+	})
+	l.stakerWithdrawalCounts = newPageLoader(wait, db.CountWithdrawalsByStakers)
+	l.stakerDeposits = newPageLoader(wait, func(ctx context.Context, stakers []string, p store.Page) (map[string][]store.Deposit, error) {
+		rows, err := db.ListDepositsByStakers(ctx, stakers, p)
+		return groupBy(rows, func(r store.Deposit) string { return r.Key }), err
+	})
+	l.stakerDepositCounts = newPageLoader(wait, func(ctx context.Context, stakers []string, _ struct{}) (map[string]int, error) {
+		return db.CountDepositsByStakers(ctx, stakers)
+	})
+	l.avsSubmissions = newPageLoader(wait, func(ctx context.Context, avs []string, p store.Page) (map[string][]store.RewardsSubmission, error) {
+		rows, err := db.ListRewardsSubmissionsByAVS(ctx, avs, p)
+		return groupBy(rows, func(r store.RewardsSubmission) string { return r.Key }), err
+	})
+	return l
+}
+
+// newLoader creates a loader whose batch function fetches the values of a
+// batch of keys as a map and answers in key order; keys missing from the
+// map get the zero value of V.
+func newLoader[V any](wait time.Duration, fetch func(ctx context.Context, keys []string) (map[string]V, error)) *dataloader.Loader[string, V] {
+	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []string) []*dataloader.Result[V] {
+		values, err := fetch(ctx, keys)
+		out := make([]*dataloader.Result[V], len(keys))
+		for i, k := range keys {
+			if err != nil {
+				out[i] = &dataloader.Result[V]{Error: err}
+			} else {
+				out[i] = &dataloader.Result[V]{Data: values[k]}
+			}
+		}
+		return out
+	}, dataloader.WithWait[string, V](wait))
+}
+
+// newPageLoader creates a loader for a relation with arguments. Its batch
+// function groups the keys by arguments, fetches each group with one call of
+// fetch, and answers in key order.
+func newPageLoader[A comparable, V any](wait time.Duration, fetch func(ctx context.Context, parents []string, args A) (map[string]V, error)) *dataloader.Loader[pageKey[A], V] {
+	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []pageKey[A]) []*dataloader.Result[V] {
+		groups := make(map[A][]string)
+		var order []A
+		for _, k := range keys {
+			if _, ok := groups[k.Args]; !ok {
+				order = append(order, k.Args)
+			}
+			groups[k.Args] = append(groups[k.Args], k.Parent)
+		}
+		results := make(map[pageKey[A]]*dataloader.Result[V], len(keys))
+		for _, args := range order {
+			values, err := fetch(ctx, groups[args], args)
+			for _, parent := range groups[args] {
+				if err != nil {
+					results[pageKey[A]{parent, args}] = &dataloader.Result[V]{Error: err}
+				} else {
+					results[pageKey[A]{parent, args}] = &dataloader.Result[V]{Data: values[parent]}
+				}
+			}
+		}
+		out := make([]*dataloader.Result[V], len(keys))
+		for i, k := range keys {
+			out[i] = results[k]
+		}
+		return out
+	}, dataloader.WithWait[pageKey[A], V](wait))
+}
+
+// indexBy maps each row's key to (a copy of) the row.
+func indexBy[T any](rows []T, key func(T) string) map[string]*T {
+	out := make(map[string]*T, len(rows))
+	for i := range rows {
+		out[key(rows[i])] = &rows[i]
+	}
+	return out
+}
+
+// groupBy groups rows by key, keeping their order within each group.
+func groupBy[T any](rows []T, key func(T) string) map[string][]T {
+	out := make(map[string][]T)
+	for _, r := range rows {
+		k := key(r)
+		out[k] = append(out[k], r)
+	}
+	return out
+}
+
+// memo is a value computed at most once per request.
+type memo[T any] struct {
+	once  sync.Once
+	value T
+	err   error
+}
+
+// get returns the value, computing it with compute the first time.
+func (m *memo[T]) get(compute func() (T, error)) (T, error) {
+	m.once.Do(func() { m.value, m.err = compute() })
+	return m.value, m.err
+}
+
+type loadersKey struct{}
+
+// withLoaders returns ctx carrying l.
+func withLoaders(ctx context.Context, l *loaders) context.Context {
+	return context.WithValue(ctx, loadersKey{}, l)
+}
+
+// loadersFor returns the loaders of the request. NewHandler and Executor
+// attach them to every request, so their absence is a programming error.
+func loadersFor(ctx context.Context) *loaders {
+	l, ok := ctx.Value(loadersKey{}).(*loaders)
+	if !ok {
+		panic("graph: no dataloaders in the request context")
+	}
+	return l
+}

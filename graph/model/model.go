@@ -1,0 +1,239 @@
+// Package model holds the Go types of the GraphQL schema (schema.graphqls):
+// the hand-written ones in this file, the custom scalars, and those gqlgen
+// generates into models_gen.go. Fields of the schema that a struct here does
+// not have are resolved by package graph, usually through a dataloader.
+//
+// Amounts stay exact (decimal text or big.Rat) until the conversion into a
+// model value for a Float field of the schema, which is where the REST
+// contract wants a JSON number.
+package model
+
+import (
+	"context"
+	"time"
+)
+
+// PageMeta is the paging information of a list. Total is counted only when
+// a query asks for it, by Count.
+type PageMeta struct {
+	Skip  int
+	Take  int
+	Count func(ctx context.Context) (int, error) `json:"-"`
+}
+
+// Avs is an AVS record.
+type Avs struct {
+	Address               string
+	MetadataName          string
+	MetadataDescription   *string
+	MetadataDiscord       *string
+	MetadataLogo          *string
+	MetadataTelegram      *string
+	MetadataWebsite       *string
+	MetadataX             *string
+	TotalStakers          int
+	TotalOperators        int
+	MaxApy                string
+	MaxApyNumber          float64
+	CreatedAtBlock        string
+	UpdatedAtBlock        string
+	CreatedAt             time.Time
+	UpdatedAt             time.Time
+	RestakeableStrategies []string
+}
+
+// AvsPage is a page of AVS.
+type AvsPage struct {
+	Data []*Avs
+	Meta *PageMeta
+}
+
+// AvsAddressPage is a page of AVS address items.
+type AvsAddressPage struct {
+	Data []*AvsAddress
+	Meta *PageMeta
+}
+
+// Operator is an operator record.
+type Operator struct {
+	Address             string
+	MetadataName        string
+	MetadataDescription *string
+	MetadataDiscord     *string
+	MetadataLogo        *string
+	MetadataTelegram    *string
+	MetadataWebsite     *string
+	MetadataX           *string
+	TotalStakers        int
+	TotalAvs            int
+	MaxApy              string
+	MaxApyNumber        float64
+	CreatedAtBlock      string
+	UpdatedAtBlock      string
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
+// OperatorPage is a page of operators.
+type OperatorPage struct {
+	Data []*Operator
+	Meta *PageMeta
+}
+
+// AvsOperator is an operator as seen from one AVS.
+type AvsOperator struct {
+	Operator
+	AvsAddress         string
+	IsActive           bool
+	RestakedStrategies []string
+}
+
+// AvsOperatorPage is a page of an AVS's operators.
+type AvsOperatorPage struct {
+	Data []*AvsOperator
+	Meta *PageMeta
+}
+
+// AvsRegistration is the registration of an operator to an AVS.
+type AvsRegistration struct {
+	AvsAddress         string
+	OperatorAddress    string
+	IsActive           bool
+	RestakedStrategies []string
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+// Staker is a staker. The time fields are nil for an address never seen.
+type Staker struct {
+	Address         string
+	OperatorAddress *string
+	CreatedAtBlock  *int
+	CreatedAt       *time.Time
+	UpdatedAtBlock  *int
+	UpdatedAt       *time.Time
+}
+
+// StakerPage is a page of stakers.
+type StakerPage struct {
+	Data []*Staker
+	Meta *PageMeta
+}
+
+// StrategyShares is an amount of shares in one strategy with its value.
+type StrategyShares struct {
+	StrategyAddress string
+	Shares          string
+	UnderlyingToken *string
+	UnderlyingValue float64
+	EthValue        float64
+}
+
+// DelegationEvent is a delegation event. StakerAddress names the staker
+// relation; the operator is in Args.
+type DelegationEvent struct {
+	Tx              string
+	BlockNumber     int
+	BlockTime       time.Time
+	LogIndex        int
+	Type            DelegationEventType
+	Args            *DelegationEventArgs
+	UnderlyingToken *string
+	UnderlyingValue *float64
+	EthValue        *float64
+	StakerAddress   string
+}
+
+// DelegationEventPage is a page of delegation events.
+type DelegationEventPage struct {
+	Data []*DelegationEvent
+	Meta *PageMeta
+}
+
+// Withdrawal is a withdrawal record.
+type Withdrawal struct {
+	WithdrawalRoot    string
+	Nonce             int
+	StakerAddress     string
+	DelegatedTo       string
+	WithdrawerAddress string
+	CreatedAtBlock    int
+	CreatedAt         time.Time
+	UpdatedAtBlock    int
+	UpdatedAt         time.Time
+	IsCompleted       bool
+	IsWithdrawable    bool
+}
+
+// WithdrawalPage is a page of withdrawals.
+type WithdrawalPage struct {
+	Data []*Withdrawal
+	Meta *PageMeta
+}
+
+// Deposit is a deposit into a strategy.
+type Deposit struct {
+	Tx              string
+	BlockNumber     int
+	BlockTime       time.Time
+	StakerAddress   string
+	TokenAddress    *string
+	StrategyAddress string
+	Shares          string
+}
+
+// DepositPage is a page of deposits.
+type DepositPage struct {
+	Data []*Deposit
+	Meta *PageMeta
+}
+
+// Strategy is a restaking strategy.
+type Strategy struct {
+	Address            string
+	Symbol             string
+	Kind               StrategyKind
+	UnderlyingToken    *string
+	Decimals           int
+	SharesToUnderlying string
+	EthPrice           float64
+	TotalShares        string
+	DelegatedShares    string
+	Tvl                float64
+	TvlEth             float64
+}
+
+// AvsRewards are the rewards of one AVS; its submissions are resolved by
+// page.
+type AvsRewards struct {
+	Address          string
+	TotalRewards     string
+	TotalSubmissions int
+	RewardTokens     []string
+	RewardStrategies []string
+}
+
+// RewardsSubmission is a rewards submission.
+type RewardsSubmission struct {
+	RewardsSubmissionHash string
+	StartTimestamp        int
+	Duration              int
+	TotalAmount           string
+	TokenAddress          string
+	AvsAddress            string
+	IsForAll              bool
+	Tx                    string
+	BlockNumber           int
+	BlockTime             time.Time
+}
+
+// RewardsSubmissionStrategy is one strategy of a rewards submission.
+type RewardsSubmissionStrategy struct {
+	StrategyAddress string
+	Multiplier      string
+	Amount          string
+}
+
+// Metrics is the root of the ecosystem metrics; every field is resolved
+// from the daily snapshots, which are read once per request.
+type Metrics struct{}

@@ -1,0 +1,144 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/stakegraph/stakegraph/internal/derrors"
+)
+
+var (
+	addressRE = regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`)
+	bigIntRE  = regexp.MustCompile(`^-?[0-9]+$`)
+)
+
+// MarshalAddress writes an address (already lowercase in the store) as a
+// JSON string.
+func MarshalAddress(s string) graphql.Marshaler {
+	return graphql.MarshalString(strings.ToLower(s))
+}
+
+// UnmarshalAddress accepts a 0x-prefixed 20-byte hex address in any case
+// and returns it lowercase. Anything else is an invalid argument.
+func UnmarshalAddress(v any) (string, error) {
+	s, ok := v.(string)
+	if !ok || !addressRE.MatchString(s) {
+		return "", fmt.Errorf("%w: %s is not an address (0x followed by 40 hex digits)", derrors.InvalidArgument, describe(v))
+	}
+	return strings.ToLower(s), nil
+}
+
+// MarshalBigInt writes an integer held as decimal text as a JSON string.
+func MarshalBigInt(s string) graphql.Marshaler {
+	return graphql.MarshalString(s)
+}
+
+// UnmarshalBigInt accepts decimal integer text (or a JSON integer) and
+// returns it as canonical decimal text.
+func UnmarshalBigInt(v any) (string, error) {
+	var text string
+	switch v := v.(type) {
+	case string:
+		text = v
+	case json.Number:
+		text = v.String()
+	case int:
+		text = strconv.Itoa(v)
+	case int64:
+		text = strconv.FormatInt(v, 10)
+	default:
+		return "", fmt.Errorf("%w: %s is not an integer", derrors.InvalidArgument, describe(v))
+	}
+	if !bigIntRE.MatchString(text) {
+		return "", fmt.Errorf("%w: %s is not an integer", derrors.InvalidArgument, describe(v))
+	}
+	n, _ := new(big.Int).SetString(text, 10)
+	return n.String(), nil
+}
+
+// dateTimeLayout is ISO 8601 in UTC with milliseconds, as the REST contract
+// shows times.
+const dateTimeLayout = "2006-01-02T15:04:05.000Z"
+
+// MarshalDateTime writes t in UTC as ISO 8601 with milliseconds.
+func MarshalDateTime(t time.Time) graphql.Marshaler {
+	return graphql.MarshalString(t.UTC().Format(dateTimeLayout))
+}
+
+// UnmarshalDateTime accepts an RFC 3339 time.
+func UnmarshalDateTime(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, fmt.Errorf("%w: %s is not a date-time", derrors.InvalidArgument, describe(v))
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%w: %q is not an ISO 8601 date-time", derrors.InvalidArgument, s)
+	}
+	return t.UTC(), nil
+}
+
+// StrategyValues maps strategy symbols to exact amounts. It is written as a
+// JSON object of numbers with its keys sorted, converting to float64 only
+// here, at the edge where the contract wants numbers.
+type StrategyValues map[string]*big.Rat
+
+// MarshalGQL writes the map as a JSON object of numbers.
+func (v StrategyValues) MarshalGQL(w io.Writer) {
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		name, _ := json.Marshal(k)
+		buf.Write(name)
+		buf.WriteByte(':')
+		f, _ := v[k].Float64()
+		buf.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	buf.WriteByte('}')
+	w.Write(buf.Bytes())
+}
+
+// UnmarshalGQL rejects input: StrategyValues is an output type.
+func (v *StrategyValues) UnmarshalGQL(any) error {
+	return fmt.Errorf("%w: StrategyValues is an output type", derrors.InvalidArgument)
+}
+
+// DecimalToFloat converts decimal text from the database to the nearest
+// float64; empty or malformed text (which the database never produces) is 0.
+func DecimalToFloat(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0
+	}
+	return f
+}
+
+// describe renders a rejected input value for an error message.
+func describe(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil || len(b) > 80 {
+		return fmt.Sprintf("%T value", v)
+	}
+	return string(b)
+}

@@ -1,0 +1,166 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/graph-gophers/dataloader/v7"
+
+	"github.com/stakegraph/stakegraph/graph/model"
+	"github.com/stakegraph/stakegraph/store"
+)
+
+// Resolver is the root resolver. It holds no state: the database and the
+// dataloaders of each request travel in its context (see loadersFor).
+type Resolver struct{}
+
+// loadPage loads the value of a paged relation of parent with args.
+func loadPage[A comparable, V any](ctx context.Context, l *dataloader.Loader[pageKey[A], V], parent string, args A) (V, error) {
+	return l.Load(ctx, pageKey[A]{Parent: parent, Args: args})()
+}
+
+// pageMeta returns the paging information of a page; total runs count when
+// a query selects it.
+func pageMeta(p store.Page, count func(context.Context) (int, error)) *model.PageMeta {
+	return &model.PageMeta{Skip: p.Skip, Take: p.Take, Count: count}
+}
+
+// mapList converts each row with convert.
+func mapList[T, M any](rows []T, convert func(T) M) []M {
+	out := make([]M, len(rows))
+	for i, r := range rows {
+		out[i] = convert(r)
+	}
+	return out
+}
+
+// mapListErr converts each row with convert, stopping at the first error.
+func mapListErr[T, M any](rows []T, convert func(T) (M, error)) ([]M, error) {
+	out := make([]M, len(rows))
+	for i, r := range rows {
+		m, err := convert(r)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// avsByAddress returns the AVS at address, or nil when there is none.
+func avsByAddress(ctx context.Context, address string) (*model.Avs, error) {
+	a, err := loadersFor(ctx).avs.Load(ctx, address)()
+	if err != nil || a == nil {
+		return nil, err
+	}
+	return avsFromStore(a), nil
+}
+
+// operatorByAddress returns the operator at address, or nil when there is
+// none.
+func operatorByAddress(ctx context.Context, address string) (*model.Operator, error) {
+	o, err := loadersFor(ctx).operators.Load(ctx, address)()
+	if err != nil || o == nil {
+		return nil, err
+	}
+	return operatorFromStore(o), nil
+}
+
+// stakerByAddress returns the staker at address; an address never seen is
+// a staker with nothing.
+func stakerByAddress(ctx context.Context, address string) (*model.Staker, error) {
+	s, err := loadersFor(ctx).stakers.Load(ctx, address)()
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return unseenStaker(address), nil
+	}
+	return stakerFromStore(s), nil
+}
+
+// strategyByAddress returns the strategy at address, or nil when there is
+// none.
+func strategyByAddress(ctx context.Context, address string) (*model.Strategy, error) {
+	s, err := loadersFor(ctx).strategies.Load(ctx, address)()
+	if err != nil || s == nil {
+		return nil, err
+	}
+	return strategyFromStore(s), nil
+}
+
+// operatorRegistrations returns the AVS registrations of an operator.
+func operatorRegistrations(ctx context.Context, operator string) ([]*model.AvsRegistration, error) {
+	rows, err := loadersFor(ctx).registrations.Load(ctx, operator)()
+	return mapList(rows, registrationFromStore), err
+}
+
+// avsOperatorShares returns the operator's shares in the strategies it
+// restakes for the AVS: its shares, filtered by the registration.
+func avsOperatorShares(ctx context.Context, x *model.AvsOperator) ([]store.StrategyShares, error) {
+	rows, err := loadersFor(ctx).operatorShares.Load(ctx, x.Address)()
+	if err != nil {
+		return nil, err
+	}
+	restaked := make(map[string]bool, len(x.RestakedStrategies))
+	for _, s := range x.RestakedStrategies {
+		restaked[s] = true
+	}
+	var out []store.StrategyShares
+	for _, r := range rows {
+		if restaked[r.StrategyAddress] {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// snapshots returns the latest daily snapshots, read once per request.
+func snapshots(ctx context.Context) (store.SnapshotTrio, error) {
+	return loadersFor(ctx).snapshotTrio(ctx)
+}
+
+// strategySnapshots returns the latest per-strategy snapshots, read once per
+// request.
+func strategySnapshots(ctx context.Context) (store.StrategySnapshotTrio, error) {
+	return loadersFor(ctx).strategySnapshotTrio(ctx)
+}
+
+// eventArgsFrom validates the arguments shared by the delegation event
+// relations and applies the date rules at the request's time.
+func eventArgsFrom(ctx context.Context, txHash *string, typeArg *model.DelegationEventType, strategy, startAt, endAt *string, skip, take *int) (eventArgs, error) {
+	page, err := pageFrom(skip, take)
+	if err != nil {
+		return eventArgs{}, err
+	}
+	start, end, err := eventRange(startAt, endAt, loadersFor(ctx).now)
+	if err != nil {
+		return eventArgs{}, err
+	}
+	tx, err := hashFrom("txHash", txHash)
+	if err != nil {
+		return eventArgs{}, err
+	}
+	f := store.DelegationEventFilter{Start: start, End: end, TxHash: tx, Strategy: stringValue(strategy)}
+	if typeArg != nil {
+		f.Type = string(*typeArg)
+	}
+	return eventArgs{Filter: f, Page: page}, nil
+}
+
+// delegationEventPage loads one page of the delegation events of owner (a
+// staker or an operator) through the given loaders.
+func delegationEventPage(ctx context.Context, owner string, args eventArgs,
+	events *dataloader.Loader[pageKey[eventArgs], []store.DelegationEvent],
+	counts *dataloader.Loader[pageKey[store.DelegationEventFilter], int],
+) (*model.DelegationEventPage, error) {
+	rows, err := loadPage(ctx, events, owner, args)
+	if err != nil {
+		return nil, err
+	}
+	return &model.DelegationEventPage{
+		Data: mapList(rows, delegationEventFromStore),
+		Meta: pageMeta(args.Page, func(ctx context.Context) (int, error) {
+			return loadPage(ctx, counts, owner, args.Filter)
+		}),
+	}, nil
+}

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// DailySnapshot is the ecosystem as of the end of one UTC day (the latest
+// day: as of the last refresh). Values are decimal text.
+type DailySnapshot struct {
+	Day                  time.Time `db:"day"`
+	TotalAVS             int       `db:"total_avs"`
+	TotalOperators       int       `db:"total_operators"`
+	TotalStakers         int       `db:"total_stakers"`
+	NewStakers           int       `db:"new_stakers"`
+	TotalWithdrawals     int       `db:"total_withdrawals"`
+	CompletedWithdrawals int       `db:"completed_withdrawals"`
+	TVLETH               string    `db:"tvl_eth"`
+	TVLBeaconChain       string    `db:"tvl_beacon_chain"`
+	TVLRestaking         string    `db:"tvl_restaking"`
+	DelegatedETH         string    `db:"delegated_eth"`
+	DeploymentRatio      string    `db:"deployment_ratio"`
+}
+
+// SnapshotTrio is the latest daily snapshot and the snapshots one and seven
+// days before it, from which metrics and their 24-hour and 7-day changes are
+// computed. A missing snapshot (before the first event, or an empty
+// database) is the zero DailySnapshot: every count and value was 0 then.
+type SnapshotTrio struct {
+	Latest, DayBefore, WeekBefore DailySnapshot
+}
+
+// LatestSnapshots returns the latest daily snapshot with the ones one and
+// seven days before it, in one statement.
+func (db *DB) LatestSnapshots(ctx context.Context) (SnapshotTrio, error) {
+	var rows []DailySnapshot
+	if err := db.SelectContext(ctx, &rows, `
+		SELECT d.day::timestamp AT TIME ZONE 'UTC' AS day, d.total_avs, d.total_operators, d.total_stakers, d.new_stakers,
+		       d.total_withdrawals, d.completed_withdrawals, d.tvl_eth::text AS tvl_eth,
+		       d.tvl_beacon_chain::text AS tvl_beacon_chain, d.tvl_restaking::text AS tvl_restaking,
+		       d.delegated_eth::text AS delegated_eth, d.deployment_ratio::text AS deployment_ratio
+		FROM daily_snapshots d
+		WHERE d.day IN (
+			SELECT l.day - o.days
+			FROM (SELECT max(day) AS day FROM daily_snapshots) l
+			CROSS JOIN (VALUES (0), (1), (7)) AS o(days))
+		ORDER BY d.day DESC`); err != nil {
+		return SnapshotTrio{}, fmt.Errorf("latest snapshots: %w", Classify(err))
+	}
+	var trio SnapshotTrio
+	if len(rows) == 0 {
+		return trio, nil
+	}
+	latest := rows[0].Day.UTC()
+	for _, r := range rows {
+		switch {
+		case r.Day.Equal(latest):
+			trio.Latest = r
+		case r.Day.Equal(latest.AddDate(0, 0, -1)):
+			trio.DayBefore = r
+		case r.Day.Equal(latest.AddDate(0, 0, -7)):
+			trio.WeekBefore = r
+		}
+	}
+	return trio, nil
+}
+
+// StrategySnapshot is one strategy as of the end of one UTC day: its total
+// shares and their value in the native token and in ETH (decimal text).
+type StrategySnapshot struct {
+	Day             time.Time `db:"day"`
+	StrategyAddress string    `db:"strategy_address"`
+	Symbol          string    `db:"symbol"`
+	Kind            string    `db:"kind"`
+	TotalShares     string    `db:"total_shares"`
+	TVL             string    `db:"tvl"`
+	TVLETH          string    `db:"tvl_eth"`
+}
+
+// StrategySnapshotTrio holds, for each strategy, its snapshots of the latest
+// day and of one and seven days before it, in strategy symbol order.
+type StrategySnapshotTrio struct {
+	Latest, DayBefore, WeekBefore []StrategySnapshot
+}
+
+// LatestStrategySnapshots returns the per-strategy snapshots of the latest
+// snapshot day and of one and seven days before it, in one statement. When
+// strategy is not empty, only that strategy's are returned.
+func (db *DB) LatestStrategySnapshots(ctx context.Context, strategy string) (StrategySnapshotTrio, error) {
+	var rows []StrategySnapshot
+	if err := db.SelectContext(ctx, &rows, `
+		SELECT sds.day::timestamp AT TIME ZONE 'UTC' AS day, sds.strategy_address, s.symbol, s.kind::text AS kind,
+		       sds.total_shares::text AS total_shares, sds.tvl::text AS tvl, sds.tvl_eth::text AS tvl_eth
+		FROM strategy_daily_snapshots sds
+		JOIN strategies s ON s.address = sds.strategy_address
+		WHERE sds.day IN (
+			SELECT l.day - o.days
+			FROM (SELECT max(day) AS day FROM strategy_daily_snapshots) l
+			CROSS JOIN (VALUES (0), (1), (7)) AS o(days))
+		  AND ($1 = '' OR sds.strategy_address = $1)
+		ORDER BY sds.day DESC, s.symbol, sds.strategy_address`, strategy); err != nil {
+		return StrategySnapshotTrio{}, fmt.Errorf("latest strategy snapshots: %w", Classify(err))
+	}
+	var trio StrategySnapshotTrio
+	if len(rows) == 0 {
+		return trio, nil
+	}
+	latest := rows[0].Day.UTC()
+	for _, r := range rows {
+		switch {
+		case r.Day.Equal(latest):
+			trio.Latest = append(trio.Latest, r)
+		case r.Day.Equal(latest.AddDate(0, 0, -1)):
+			trio.DayBefore = append(trio.DayBefore, r)
+		case r.Day.Equal(latest.AddDate(0, 0, -7)):
+			trio.WeekBefore = append(trio.WeekBefore, r)
+		}
+	}
+	return trio, nil
+}
+
+// CountPoint is the value of a historical count in the bucket that starts at
+// Start.
+type CountPoint struct {
+	Start time.Time `db:"start"`
+	Value int       `db:"value"`
+}
+
+// StakerCountHistory returns the number of stakers in consecutive buckets of
+// bucketDays days, the first starting at from (a UTC midnight) and the last
+// containing the day of to. Cumulative values are the staker count at the
+// end of each bucket (its last day, or to's day for the last bucket);
+// discrete values are the stakers first seen within the bucket. Values come
+// from the daily snapshots; days after the latest snapshot carry its count.
+func (db *DB) StakerCountHistory(ctx context.Context, from, to time.Time, bucketDays int, cumulative bool) ([]CountPoint, error) {
+	if bucketDays < 1 {
+		return nil, fmt.Errorf("staker count history: bucket of %d days", bucketDays)
+	}
+	value := `COALESCE((
+			SELECT sum(d.new_stakers) FROM daily_snapshots d
+			WHERE d.day BETWEEN b.first_day AND b.last_day), 0)`
+	if cumulative {
+		value = `COALESCE((
+			SELECT d.total_stakers FROM daily_snapshots d
+			WHERE d.day <= b.last_day
+			ORDER BY d.day DESC LIMIT 1), 0)`
+	}
+	var out []CountPoint
+	if err := db.SelectContext(ctx, &out, `
+		WITH buckets AS (
+			SELECT g::date AS first_day,
+			       LEAST(g::date + ($3::int - 1), $2::date) AS last_day
+			FROM generate_series($1::date, $2::date, make_interval(days => $3::int)) AS g
+		)
+		SELECT b.first_day::timestamp AT TIME ZONE 'UTC' AS start,
+		       `+value+` AS value
+		FROM buckets b
+		ORDER BY b.first_day`, from.UTC().Format(time.DateOnly), to.UTC().Format(time.DateOnly), bucketDays); err != nil {
+		return nil, fmt.Errorf("staker count history: %w", Classify(err))
+	}
+	return out, nil
+}

@@ -1,0 +1,158 @@
+package store
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/stakegraph/stakegraph/internal/derrors"
+)
+
+// MaxTake is the largest page any list query returns.
+const MaxTake = 1000
+
+// Page selects a window of an ordered list: Skip records are skipped and at
+// most Take are returned.
+type Page struct {
+	Skip int
+	Take int
+}
+
+// Validate reports a derrors.InvalidArgument error when the page is out of
+// range: a negative skip, or a take outside 1..MaxTake.
+func (p Page) Validate() error {
+	if p.Skip < 0 {
+		return fmt.Errorf("%w: skip must not be negative", derrors.InvalidArgument)
+	}
+	if p.Take < 1 || p.Take > MaxTake {
+		return fmt.Errorf("%w: take must be between 1 and %d", derrors.InvalidArgument, MaxTake)
+	}
+	return nil
+}
+
+// SearchMode says how a TextSearch matches.
+type SearchMode string
+
+// The two search modes of the REST contract.
+const (
+	SearchContains   SearchMode = "contains"
+	SearchStartsWith SearchMode = "startsWith"
+)
+
+// TextSearch is a case-insensitive search of names (and addresses) by text.
+// The zero value matches everything.
+type TextSearch struct {
+	Text string
+	Mode SearchMode // SearchContains when empty
+}
+
+// hexFragmentRE matches text that can be part of an address.
+var hexFragmentRE = regexp.MustCompile(`^(0x)?[0-9a-f]+$|^0x$`)
+
+// condition returns the SQL condition matching the lower-cased name column
+// and the address column against the search text, adding its argument to q.
+// It returns "" when there is nothing to search for. Text that cannot be
+// part of an address (anything but hex digits after an optional 0x) is
+// matched against the name only, so that a startsWith search can use the
+// lower(name) text_pattern_ops index.
+func (s TextSearch) condition(q *queryArgs, nameColumn, addressColumn string) (string, error) {
+	if s.Text == "" {
+		return "", nil
+	}
+	var pattern string
+	text := escapeLike(strings.ToLower(s.Text))
+	switch s.Mode {
+	case SearchContains, "":
+		pattern = "%" + text + "%"
+	case SearchStartsWith:
+		pattern = text + "%"
+	default:
+		return "", fmt.Errorf("%w: unknown search mode %q", derrors.InvalidArgument, s.Mode)
+	}
+	p := q.add(pattern)
+	if hexFragmentRE.MatchString(strings.ToLower(s.Text)) {
+		return fmt.Sprintf("(lower(%s) LIKE %s OR %s LIKE %s)", nameColumn, p, addressColumn, p), nil
+	}
+	return fmt.Sprintf("lower(%s) LIKE %s", nameColumn, p), nil
+}
+
+// escapeLike escapes the LIKE wildcards and the escape character itself, so
+// that user text matches literally.
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// SortKey names what a list can be sorted by. Each list accepts a subset;
+// the empty key is the list's default order.
+type SortKey string
+
+// The sort keys of the REST contract.
+const (
+	SortDefault          SortKey = ""
+	SortByAPY            SortKey = "apy"
+	SortByTVL            SortKey = "tvl"
+	SortByTotalStakers   SortKey = "totalStakers"
+	SortByTotalOperators SortKey = "totalOperators"
+	SortByTotalAVS       SortKey = "totalAvs"
+)
+
+// Sort is the order of a list.
+type Sort struct {
+	Key  SortKey
+	Desc bool
+}
+
+// orderBy returns the ORDER BY list for s, given the column each accepted key
+// sorts by. The tie-breaker column keeps the order total (so that pages do not
+// overlap) and follows the direction of the sort.
+func (s Sort) orderBy(columns map[SortKey]string, tieBreaker string) (string, error) {
+	col, ok := columns[s.Key]
+	if !ok {
+		return "", fmt.Errorf("%w: this list cannot be sorted by %s", derrors.InvalidArgument, s.Key)
+	}
+	dir := "ASC"
+	if s.Desc {
+		dir = "DESC"
+	}
+	return fmt.Sprintf("%s %s, %s %s", col, dir, tieBreaker, dir), nil
+}
+
+// queryArgs collects the positional arguments of a query built from parts.
+type queryArgs struct {
+	args []any
+}
+
+// add appends v and returns its placeholder ($1, $2, ...).
+func (q *queryArgs) add(v any) string {
+	q.args = append(q.args, v)
+	return "$" + strconv.Itoa(len(q.args))
+}
+
+// where joins the non-empty conditions with AND into a WHERE clause, or
+// returns "" when there are none.
+func where(conds ...string) string {
+	var nonEmpty []string
+	for _, c := range conds {
+		if c != "" {
+			nonEmpty = append(nonEmpty, c)
+		}
+	}
+	if len(nonEmpty) == 0 {
+		return ""
+	}
+	return "WHERE " + strings.Join(nonEmpty, "\n\t\t  AND ")
+}
+
+// and joins the non-empty conditions with AND, for use inside a WHERE clause
+// that already has a condition; it returns "" when there are none.
+func and(conds ...string) string {
+	var b strings.Builder
+	for _, c := range conds {
+		if c != "" {
+			b.WriteString("\n\t\t  AND ")
+			b.WriteString(c)
+		}
+	}
+	return b.String()
+}

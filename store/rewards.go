@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// RewardsSubmission is a stored rewards submission. Amount is decimal text
+// in the token's smallest unit; StartTimestamp and Duration are seconds.
+type RewardsSubmission struct {
+	Key            string    `db:"key"`
+	Hash           string    `db:"rewards_submission_hash"`
+	AVSAddress     string    `db:"avs_address"`
+	ForAll         bool      `db:"for_all"`
+	TokenAddress   string    `db:"token_address"`
+	Amount         string    `db:"amount"`
+	StartTimestamp int64     `db:"start_timestamp"`
+	Duration       int64     `db:"duration"`
+	BlockNumber    int64     `db:"block_number"`
+	LogIndex       int       `db:"log_index"`
+	TxHash         string    `db:"tx_hash"`
+	BlockTime      time.Time `db:"block_time"`
+}
+
+const rewardsSubmissionColumns = `
+	r.rewards_submission_hash, r.avs_address, r.for_all, r.token_address, r.amount::text AS amount,
+	r.start_timestamp, r.duration, r.block_number, r.log_index, r.tx_hash, r.block_time`
+
+// ListRewardsSubmissionsByAVS returns, for each of the given AVS, one page of
+// its rewards submissions, newest first, all in one statement. Rows are
+// grouped by AVS (Key) in the order of avs.
+func (db *DB) ListRewardsSubmissionsByAVS(ctx context.Context, avs []string, p Page) ([]RewardsSubmission, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var out []RewardsSubmission
+	if err := db.SelectContext(ctx, &out, `
+		SELECT k.key, x.*
+		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
+		CROSS JOIN LATERAL (
+			SELECT `+rewardsSubmissionColumns+`
+			FROM rewards_submissions r
+			WHERE r.avs_address = k.key
+			ORDER BY r.block_number DESC, r.log_index DESC
+			LIMIT $2 OFFSET $3
+		) x
+		ORDER BY k.position, x.block_number DESC, x.log_index DESC`, pq.Array(avs), p.Take, p.Skip); err != nil {
+		return nil, fmt.Errorf("list rewards submissions: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// RewardsSubmissionsByHashes returns the rewards submissions with the given
+// hashes, in no particular order; unknown hashes are left out.
+func (db *DB) RewardsSubmissionsByHashes(ctx context.Context, hashes []string) ([]RewardsSubmission, error) {
+	var out []RewardsSubmission
+	if err := db.SelectContext(ctx, &out, `
+		SELECT r.rewards_submission_hash AS key, `+rewardsSubmissionColumns+`
+		FROM rewards_submissions r
+		WHERE r.rewards_submission_hash = ANY($1)`, pq.Array(hashes)); err != nil {
+		return nil, fmt.Errorf("rewards submissions by hash: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// RewardsSubmissionStrategy is one strategy of a rewards submission.
+// Multiplier and Amount are decimal text.
+type RewardsSubmissionStrategy struct {
+	Hash            string `db:"rewards_submission_hash"`
+	StrategyAddress string `db:"strategy_address"`
+	Multiplier      string `db:"multiplier"`
+	Amount          string `db:"amount"`
+}
+
+// StrategiesBySubmissions returns the strategies of the given rewards
+// submissions, ordered by submission hash and then in submission order.
+func (db *DB) StrategiesBySubmissions(ctx context.Context, hashes []string) ([]RewardsSubmissionStrategy, error) {
+	var out []RewardsSubmissionStrategy
+	if err := db.SelectContext(ctx, &out, `
+		SELECT rewards_submission_hash, strategy_address, multiplier::text AS multiplier, amount::text AS amount
+		FROM rewards_submission_strategies
+		WHERE rewards_submission_hash = ANY($1)
+		ORDER BY rewards_submission_hash, position`, pq.Array(hashes)); err != nil {
+		return nil, fmt.Errorf("rewards submission strategies: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// AVSRewardsTotals aggregates the rewards submissions of one AVS.
+// TotalRewards is the decimal sum of all submission amounts.
+type AVSRewardsTotals struct {
+	AVSAddress       string         `db:"avs_address"`
+	TotalSubmissions int            `db:"total_submissions"`
+	TotalRewards     string         `db:"total_rewards"`
+	RewardTokens     pq.StringArray `db:"reward_tokens"`
+	RewardStrategies pq.StringArray `db:"reward_strategies"`
+}
+
+// RewardsTotalsByAVS returns the rewards totals of each of the given AVS;
+// AVS without submissions are left out.
+func (db *DB) RewardsTotalsByAVS(ctx context.Context, avs []string) ([]AVSRewardsTotals, error) {
+	var out []AVSRewardsTotals
+	if err := db.SelectContext(ctx, &out, `
+		SELECT r.avs_address,
+		       count(*) AS total_submissions,
+		       sum(r.amount)::text AS total_rewards,
+		       array_agg(DISTINCT r.token_address ORDER BY r.token_address) AS reward_tokens,
+		       ARRAY(
+		           SELECT DISTINCT rss.strategy_address
+		           FROM rewards_submissions r2
+		           JOIN rewards_submission_strategies rss
+		             ON rss.rewards_submission_hash = r2.rewards_submission_hash
+		           WHERE r2.avs_address = r.avs_address
+		           ORDER BY rss.strategy_address) AS reward_strategies
+		FROM rewards_submissions r
+		WHERE r.avs_address = ANY($1)
+		GROUP BY r.avs_address`, pq.Array(avs)); err != nil {
+		return nil, fmt.Errorf("rewards totals: %w", Classify(err))
+	}
+	return out, nil
+}

@@ -1,0 +1,294 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// Staker is a staker as stored: its delegation and when it was first and
+// last seen.
+type Staker struct {
+	Address         string    `db:"address"`
+	OperatorAddress *string   `db:"operator_address"`
+	CreatedAtBlock  int64     `db:"created_at_block"`
+	UpdatedAtBlock  int64     `db:"updated_at_block"`
+	CreatedAt       time.Time `db:"created_at"`
+	UpdatedAt       time.Time `db:"updated_at"`
+}
+
+const stakerColumns = `
+	s.address, s.operator_address, s.created_at_block, s.updated_at_block, s.created_at, s.updated_at`
+
+// StakersByAddresses returns the stakers with the given addresses, in no
+// particular order; addresses never seen are left out.
+func (db *DB) StakersByAddresses(ctx context.Context, addresses []string) ([]Staker, error) {
+	var out []Staker
+	if err := db.SelectContext(ctx, &out, `
+		SELECT `+stakerColumns+`
+		FROM stakers s
+		WHERE s.address = ANY($1)`, pq.Array(addresses)); err != nil {
+		return nil, fmt.Errorf("stakers by address: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// OperatorStaker is a staker delegated to the operator Key.
+type OperatorStaker struct {
+	Key string `db:"key"`
+	Staker
+}
+
+// ListOperatorStakers returns, for each of the given operators, one page of
+// the stakers delegated to it ordered by address, all in one statement. Rows
+// are grouped by operator in the order of operators.
+func (db *DB) ListOperatorStakers(ctx context.Context, operators []string, p Page) ([]OperatorStaker, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var out []OperatorStaker
+	if err := db.SelectContext(ctx, &out, `
+		SELECT k.key, x.*
+		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
+		CROSS JOIN LATERAL (
+			SELECT `+stakerColumns+`
+			FROM stakers s
+			WHERE s.operator_address = k.key
+			ORDER BY s.address
+			LIMIT $2 OFFSET $3
+		) x
+		ORDER BY k.position, x.address`, pq.Array(operators), p.Take, p.Skip); err != nil {
+		return nil, fmt.Errorf("list operator stakers: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountOperatorStakers returns the number of stakers delegated to each of
+// the given operators; operators with none are left out of the map.
+func (db *DB) CountOperatorStakers(ctx context.Context, operators []string) (map[string]int, error) {
+	return db.countByKey(ctx, "count operator stakers", `
+		SELECT operator_address AS key, count(*) AS n
+		FROM stakers
+		WHERE operator_address = ANY($1)
+		GROUP BY operator_address`, pq.Array(operators))
+}
+
+// ListAVSStakers returns, for each of the given AVS, one page of the stakers
+// delegated to its active operators ordered by address, all in one
+// statement. Rows are grouped by AVS in the order of avs.
+func (db *DB) ListAVSStakers(ctx context.Context, avs []string, p Page) ([]OperatorStaker, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var out []OperatorStaker
+	if err := db.SelectContext(ctx, &out, `
+		SELECT k.key, x.*
+		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
+		CROSS JOIN LATERAL (
+			SELECT `+stakerColumns+`
+			FROM stakers s
+			WHERE s.operator_address IN (
+				SELECT ao.operator_address
+				FROM avs_operators ao
+				WHERE ao.avs_address = k.key AND ao.is_active)
+			ORDER BY s.address
+			LIMIT $2 OFFSET $3
+		) x
+		ORDER BY k.position, x.address`, pq.Array(avs), p.Take, p.Skip); err != nil {
+		return nil, fmt.Errorf("list avs stakers: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountAVSStakers returns the number of stakers delegated to the active
+// operators of each of the given AVS; AVS with none are left out of the map.
+func (db *DB) CountAVSStakers(ctx context.Context, avs []string) (map[string]int, error) {
+	return db.countByKey(ctx, "count avs stakers", `
+		SELECT ao.avs_address AS key, count(*) AS n
+		FROM avs_operators ao
+		JOIN stakers s ON s.operator_address = ao.operator_address
+		WHERE ao.avs_address = ANY($1) AND ao.is_active
+		GROUP BY ao.avs_address`, pq.Array(avs))
+}
+
+// DelegationEvent is a stored delegation event. Strategy, Shares and the
+// values are set for share events only; UnderlyingValue and ETHValue are
+// decimal text at the strategy's current rate and price.
+type DelegationEvent struct {
+	Key             string    `db:"key"`
+	TxHash          string    `db:"tx_hash"`
+	BlockNumber     int64     `db:"block_number"`
+	LogIndex        int       `db:"log_index"`
+	BlockTime       time.Time `db:"block_time"`
+	Type            string    `db:"type"`
+	StakerAddress   string    `db:"staker_address"`
+	OperatorAddress string    `db:"operator_address"`
+	StrategyAddress *string   `db:"strategy_address"`
+	Shares          *string   `db:"shares"`
+	UnderlyingToken *string   `db:"underlying_token"`
+	UnderlyingValue *string   `db:"underlying_value"`
+	ETHValue        *string   `db:"eth_value"`
+}
+
+// DelegationEventFilter selects delegation events. The time range
+// [Start, End] is required (the caller applies the contract's date rules);
+// the other fields are optional. Type is one of the chain.DelegationType
+// values.
+type DelegationEventFilter struct {
+	Start    time.Time
+	End      time.Time
+	TxHash   string
+	Type     string
+	Strategy string
+	Operator string // only for events listed by staker
+	Staker   string // only for events listed by operator
+}
+
+func (f DelegationEventFilter) conditions(q *queryArgs) []string {
+	conds := []string{
+		"e.block_time >= " + q.add(f.Start.UTC()),
+		"e.block_time <= " + q.add(f.End.UTC()),
+	}
+	if f.TxHash != "" {
+		conds = append(conds, "e.tx_hash = "+q.add(f.TxHash))
+	}
+	if f.Type != "" {
+		conds = append(conds, "e.type = "+q.add(f.Type)+"::delegation_type")
+	}
+	if f.Strategy != "" {
+		conds = append(conds, "e.strategy_address = "+q.add(f.Strategy))
+	}
+	if f.Operator != "" {
+		conds = append(conds, "e.operator_address = "+q.add(f.Operator))
+	}
+	if f.Staker != "" {
+		conds = append(conds, "e.staker_address = "+q.add(f.Staker))
+	}
+	return conds
+}
+
+// delegationEventOwners are the columns delegation events can be listed by;
+// each leads an index with the event time.
+var delegationEventOwners = map[string]string{
+	"staker":   "e.staker_address",
+	"operator": "e.operator_address",
+}
+
+// ListDelegationEventsByStakers returns, for each of the given stakers, one
+// page of its delegation events matching f, newest first, all in one
+// statement. Rows are grouped by staker (Key) in the order of stakers.
+func (db *DB) ListDelegationEventsByStakers(ctx context.Context, stakers []string, f DelegationEventFilter, p Page) ([]DelegationEvent, error) {
+	return db.listDelegationEvents(ctx, "staker", stakers, f, p)
+}
+
+// ListDelegationEventsByOperators returns, for each of the given operators,
+// one page of the delegation events with it matching f, newest first, all in
+// one statement. Rows are grouped by operator (Key) in the order of operators.
+func (db *DB) ListDelegationEventsByOperators(ctx context.Context, operators []string, f DelegationEventFilter, p Page) ([]DelegationEvent, error) {
+	return db.listDelegationEvents(ctx, "operator", operators, f, p)
+}
+
+func (db *DB) listDelegationEvents(ctx context.Context, owner string, keys []string, f DelegationEventFilter, p Page) ([]DelegationEvent, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var q queryArgs
+	k := q.add(pq.Array(keys))
+	conds := f.conditions(&q)
+	var out []DelegationEvent
+	if err := db.SelectContext(ctx, &out, `
+		SELECT k.key, x.*
+		FROM unnest(`+k+`::text[]) WITH ORDINALITY AS k(key, position)
+		CROSS JOIN LATERAL (
+			SELECT e.tx_hash, e.block_number, e.log_index, e.block_time, e.type::text AS type,
+			       e.staker_address, e.operator_address, e.strategy_address, e.shares::text AS shares,
+			       s.underlying_token,
+			       strategy_underlying(e.shares, s.shares_to_underlying, s.decimals)::text AS underlying_value,
+			       strategy_eth(e.shares, s.shares_to_underlying, s.decimals, s.eth_price)::text AS eth_value
+			FROM delegation_events e
+			LEFT JOIN strategies s ON s.address = e.strategy_address
+			WHERE `+delegationEventOwners[owner]+` = k.key`+and(conds...)+`
+			ORDER BY e.block_time DESC, e.block_number DESC, e.log_index DESC
+			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
+		) x
+		ORDER BY k.position, x.block_time DESC, x.block_number DESC, x.log_index DESC`, q.args...); err != nil {
+		return nil, fmt.Errorf("list delegation events: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountDelegationEventsByStakers returns the number of delegation events
+// matching f of each of the given stakers; stakers with none are left out.
+func (db *DB) CountDelegationEventsByStakers(ctx context.Context, stakers []string, f DelegationEventFilter) (map[string]int, error) {
+	return db.countDelegationEvents(ctx, "staker", stakers, f)
+}
+
+// CountDelegationEventsByOperators returns the number of delegation events
+// matching f with each of the given operators; operators with none are left
+// out.
+func (db *DB) CountDelegationEventsByOperators(ctx context.Context, operators []string, f DelegationEventFilter) (map[string]int, error) {
+	return db.countDelegationEvents(ctx, "operator", operators, f)
+}
+
+func (db *DB) countDelegationEvents(ctx context.Context, owner string, keys []string, f DelegationEventFilter) (map[string]int, error) {
+	var q queryArgs
+	k := q.add(pq.Array(keys))
+	conds := f.conditions(&q)
+	col := delegationEventOwners[owner]
+	return db.countByKey(ctx, "count delegation events", `
+		SELECT `+col+` AS key, count(*) AS n
+		FROM delegation_events e
+		WHERE `+col+` = ANY(`+k+`)`+and(conds...)+`
+		GROUP BY `+col, q.args...)
+}
+
+// Deposit is a stored deposit of tokens into a strategy.
+type Deposit struct {
+	Key             string    `db:"key"`
+	TxHash          string    `db:"tx_hash"`
+	BlockNumber     int64     `db:"block_number"`
+	LogIndex        int       `db:"log_index"`
+	BlockTime       time.Time `db:"block_time"`
+	StakerAddress   string    `db:"staker_address"`
+	TokenAddress    *string   `db:"token_address"`
+	StrategyAddress string    `db:"strategy_address"`
+	Shares          string    `db:"shares"`
+}
+
+// ListDepositsByStakers returns, for each of the given stakers, one page of
+// its deposits, newest first, all in one statement. Rows are grouped by
+// staker (Key) in the order of stakers.
+func (db *DB) ListDepositsByStakers(ctx context.Context, stakers []string, p Page) ([]Deposit, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var out []Deposit
+	if err := db.SelectContext(ctx, &out, `
+		SELECT k.key, x.*
+		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
+		CROSS JOIN LATERAL (
+			SELECT d.tx_hash, d.block_number, d.log_index, d.block_time, d.staker_address,
+			       d.token_address, d.strategy_address, d.shares::text AS shares
+			FROM deposits d
+			WHERE d.staker_address = k.key
+			ORDER BY d.block_time DESC, d.block_number DESC, d.log_index DESC
+			LIMIT $2 OFFSET $3
+		) x
+		ORDER BY k.position, x.block_time DESC, x.block_number DESC, x.log_index DESC`,
+		pq.Array(stakers), p.Take, p.Skip); err != nil {
+		return nil, fmt.Errorf("list deposits: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountDepositsByStakers returns the number of deposits of each of the given
+// stakers; stakers with none are left out of the map.
+func (db *DB) CountDepositsByStakers(ctx context.Context, stakers []string) (map[string]int, error) {
+	return db.countByKey(ctx, "count deposits", `
+		SELECT staker_address AS key, count(*) AS n
+		FROM deposits
+		WHERE staker_address = ANY($1)
+		GROUP BY staker_address`, pq.Array(stakers))
+}

@@ -1,0 +1,183 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/lib/pq"
+)
+
+// StrategyState is a strategy as the read API shows it: its reference data,
+// its share totals, and their value (TVL) in the native token and in ETH.
+// Amounts are decimal text: shares are integers, values are decimals.
+type StrategyState struct {
+	Address            string  `db:"address"`
+	Symbol             string  `db:"symbol"`
+	Kind               string  `db:"kind"`
+	UnderlyingToken    *string `db:"underlying_token"`
+	Decimals           int     `db:"decimals"`
+	SharesToUnderlying string  `db:"shares_to_underlying"`
+	ETHPrice           string  `db:"eth_price"`
+	TotalShares        string  `db:"total_shares"`
+	DelegatedShares    string  `db:"delegated_shares"`
+	TVL                string  `db:"tvl"`
+	TVLETH             string  `db:"tvl_eth"`
+}
+
+// strategyStateColumns selects a StrategyState from strategies s.
+const strategyStateColumns = `
+	s.address, s.symbol, s.kind::text AS kind, s.underlying_token, s.decimals,
+	s.shares_to_underlying::text AS shares_to_underlying, s.eth_price::text AS eth_price,
+	s.total_shares::text AS total_shares, s.delegated_shares::text AS delegated_shares,
+	strategy_underlying(s.total_shares, s.shares_to_underlying, s.decimals)::text AS tvl,
+	strategy_eth(s.total_shares, s.shares_to_underlying, s.decimals, s.eth_price)::text AS tvl_eth`
+
+// ListStrategies returns every strategy, ordered by symbol. A network has a
+// few dozen strategies at most.
+func (db *DB) ListStrategies(ctx context.Context) ([]StrategyState, error) {
+	var out []StrategyState
+	if err := db.SelectContext(ctx, &out, `
+		SELECT `+strategyStateColumns+`
+		FROM strategies s
+		ORDER BY s.symbol, s.address`); err != nil {
+		return nil, fmt.Errorf("list strategies: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// StrategiesByAddresses returns the strategies with the given addresses, in
+// no particular order; unknown addresses are left out.
+func (db *DB) StrategiesByAddresses(ctx context.Context, addresses []string) ([]StrategyState, error) {
+	var out []StrategyState
+	if err := db.SelectContext(ctx, &out, `
+		SELECT `+strategyStateColumns+`
+		FROM strategies s
+		WHERE s.address = ANY($1)`, pq.Array(addresses)); err != nil {
+		return nil, fmt.Errorf("strategies by address: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// StrategyShares is an amount of shares that an owner (an AVS, operator,
+// staker or withdrawal) holds in one strategy, with its current value.
+// Symbol, Kind and UnderlyingToken are empty (nil) when the strategy is
+// unknown, in which case the values are zero.
+type StrategyShares struct {
+	Owner           string  `db:"owner"`
+	StrategyAddress string  `db:"strategy_address"`
+	Shares          string  `db:"shares"`
+	Symbol          string  `db:"symbol"`
+	Kind            string  `db:"kind"`
+	UnderlyingToken *string `db:"underlying_token"`
+	UnderlyingValue string  `db:"underlying_value"`
+	ETHValue        string  `db:"eth_value"`
+}
+
+// sharesValueColumns selects the strategy fields and value columns of a
+// StrategyShares from a shares expression and strategies s (left-joined).
+func sharesValueColumns(shares string) string {
+	return `
+		COALESCE(s.symbol, '') AS symbol, COALESCE(s.kind::text, '') AS kind, s.underlying_token,
+		COALESCE(strategy_underlying(` + shares + `, s.shares_to_underlying, s.decimals), 0)::text AS underlying_value,
+		COALESCE(strategy_eth(` + shares + `, s.shares_to_underlying, s.decimals, s.eth_price), 0)::text AS eth_value`
+}
+
+// AVSSharesByAVS returns the shares held in each of the given AVS (the
+// shares of its active operators in its restakeable strategies), ordered by
+// AVS and strategy.
+func (db *DB) AVSSharesByAVS(ctx context.Context, avs []string) ([]StrategyShares, error) {
+	var out []StrategyShares
+	if err := db.SelectContext(ctx, &out, `
+		SELECT x.avs_address AS owner, x.strategy_address, x.shares::text AS shares,`+sharesValueColumns("x.shares")+`
+		FROM avs_shares x
+		LEFT JOIN strategies s ON s.address = x.strategy_address
+		WHERE x.avs_address = ANY($1)
+		ORDER BY x.avs_address, x.strategy_address`, pq.Array(avs)); err != nil {
+		return nil, fmt.Errorf("avs shares: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// OperatorSharesByOperators returns the shares delegated to each of the
+// given operators, ordered by operator and strategy.
+func (db *DB) OperatorSharesByOperators(ctx context.Context, operators []string) ([]StrategyShares, error) {
+	var out []StrategyShares
+	if err := db.SelectContext(ctx, &out, `
+		SELECT x.operator_address AS owner, x.strategy_address, x.shares::text AS shares,`+sharesValueColumns("x.shares")+`
+		FROM operator_shares x
+		LEFT JOIN strategies s ON s.address = x.strategy_address
+		WHERE x.operator_address = ANY($1)
+		ORDER BY x.operator_address, x.strategy_address`, pq.Array(operators)); err != nil {
+		return nil, fmt.Errorf("operator shares: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// StakerSharesByStakers returns the shares of each of the given stakers,
+// ordered by staker and strategy. Strategies in which a staker holds
+// nothing are left out.
+func (db *DB) StakerSharesByStakers(ctx context.Context, stakers []string) ([]StrategyShares, error) {
+	var out []StrategyShares
+	if err := db.SelectContext(ctx, &out, `
+		SELECT x.staker_address AS owner, x.strategy_address, x.shares::text AS shares,`+sharesValueColumns("x.shares")+`
+		FROM staker_shares x
+		LEFT JOIN strategies s ON s.address = x.strategy_address
+		WHERE x.staker_address = ANY($1) AND x.shares <> 0
+		ORDER BY x.staker_address, x.strategy_address`, pq.Array(stakers)); err != nil {
+		return nil, fmt.Errorf("staker shares: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// WithdrawalSharesByRoots returns the shares of each of the given
+// withdrawals, ordered by withdrawal root and then in the withdrawal's own
+// strategy order.
+func (db *DB) WithdrawalSharesByRoots(ctx context.Context, roots []string) ([]StrategyShares, error) {
+	var out []StrategyShares
+	if err := db.SelectContext(ctx, &out, `
+		SELECT w.withdrawal_root AS owner, u.strategy_address, u.shares::text AS shares,`+sharesValueColumns("u.shares")+`
+		FROM withdrawals w
+		CROSS JOIN LATERAL unnest(w.strategies, w.shares) WITH ORDINALITY AS u(strategy_address, shares, position)
+		LEFT JOIN strategies s ON s.address = u.strategy_address
+		WHERE w.withdrawal_root = ANY($1)
+		ORDER BY w.withdrawal_root, u.position`, pq.Array(roots)); err != nil {
+		return nil, fmt.Errorf("withdrawal shares: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// RewardTokensByStrategies returns, for each of the given strategies that
+// has been rewarded, the distinct tokens it was rewarded in.
+func (db *DB) RewardTokensByStrategies(ctx context.Context, strategies []string) ([]StrategyRewardTokens, error) {
+	var out []StrategyRewardTokens
+	if err := db.SelectContext(ctx, &out, `
+		SELECT rss.strategy_address, array_agg(DISTINCT rs.token_address ORDER BY rs.token_address) AS tokens
+		FROM rewards_submission_strategies rss
+		JOIN rewards_submissions rs ON rs.rewards_submission_hash = rss.rewards_submission_hash
+		WHERE rss.strategy_address = ANY($1)
+		GROUP BY rss.strategy_address`, pq.Array(strategies)); err != nil {
+		return nil, fmt.Errorf("reward tokens by strategy: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// StrategyRewardTokens is a strategy with the tokens it was rewarded in.
+type StrategyRewardTokens struct {
+	StrategyAddress string         `db:"strategy_address"`
+	Tokens          pq.StringArray `db:"tokens"`
+}
+
+// ListRewardStrategies returns every rewarded strategy with the tokens it
+// was rewarded in, ordered by strategy address.
+func (db *DB) ListRewardStrategies(ctx context.Context) ([]StrategyRewardTokens, error) {
+	var out []StrategyRewardTokens
+	if err := db.SelectContext(ctx, &out, `
+		SELECT rss.strategy_address, array_agg(DISTINCT rs.token_address ORDER BY rs.token_address) AS tokens
+		FROM rewards_submission_strategies rss
+		JOIN rewards_submissions rs ON rs.rewards_submission_hash = rss.rewards_submission_hash
+		GROUP BY rss.strategy_address
+		ORDER BY rss.strategy_address`); err != nil {
+		return nil, fmt.Errorf("list reward strategies: %w", Classify(err))
+	}
+	return out, nil
+}

@@ -1,0 +1,195 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/stakegraph/stakegraph/internal/derrors"
+)
+
+// Withdrawal is a queued withdrawal as stored. Nonce is decimal text.
+// IsWithdrawable says that it is not completed and the protocol's minimum
+// withdrawal delay has passed at the indexed head.
+type Withdrawal struct {
+	WithdrawalRoot    string    `db:"withdrawal_root"`
+	Nonce             string    `db:"nonce"`
+	StakerAddress     string    `db:"staker_address"`
+	DelegatedTo       string    `db:"delegated_to"`
+	WithdrawerAddress string    `db:"withdrawer_address"`
+	StartBlock        int64     `db:"start_block"`
+	CreatedAtBlock    int64     `db:"created_at_block"`
+	CreatedAt         time.Time `db:"created_at"`
+	UpdatedAtBlock    int64     `db:"updated_at_block"`
+	UpdatedAt         time.Time `db:"updated_at"`
+	IsCompleted       bool      `db:"is_completed"`
+	IsWithdrawable    bool      `db:"is_withdrawable"`
+}
+
+// withdrawalColumns selects a Withdrawal from withdrawals w and the
+// service_state row st (left-joined: it may be missing in a fresh database).
+const withdrawalColumns = `
+	w.withdrawal_root, w.nonce::text AS nonce, w.staker_address, w.delegated_to,
+	w.withdrawer_address, w.start_block, w.created_at_block, w.created_at,
+	w.updated_at_block, w.updated_at, w.is_completed,
+	COALESCE(NOT w.is_completed
+	         AND w.created_at_block + st.min_withdrawal_delay_blocks <= st.head_block, false) AS is_withdrawable`
+
+// WithdrawalStatus is a withdrawal state filter of the REST contract.
+type WithdrawalStatus string
+
+// The withdrawal states. Queued means not completed; QueuedWithdrawable
+// means not completed and created at least the minimum withdrawal delay
+// before the indexed head.
+const (
+	WithdrawalQueued             WithdrawalStatus = "queued"
+	WithdrawalQueuedWithdrawable WithdrawalStatus = "queued_withdrawable"
+	WithdrawalCompleted          WithdrawalStatus = "completed"
+)
+
+// WithdrawalFilter selects withdrawals; every field is optional.
+type WithdrawalFilter struct {
+	Staker      string
+	DelegatedTo string
+	Strategy    string
+	Status      WithdrawalStatus
+}
+
+// conditions returns the WHERE conditions of f over withdrawals w. Each
+// status matches a partial index, the strategy a GIN index and staker and
+// operator a b-tree index ordered like the list.
+func (f WithdrawalFilter) conditions(q *queryArgs) ([]string, error) {
+	var conds []string
+	if f.Staker != "" {
+		conds = append(conds, "w.staker_address = "+q.add(f.Staker))
+	}
+	if f.DelegatedTo != "" {
+		conds = append(conds, "w.delegated_to = "+q.add(f.DelegatedTo))
+	}
+	if f.Strategy != "" {
+		conds = append(conds, "w.strategies @> ARRAY["+q.add(f.Strategy)+"::address]")
+	}
+	switch f.Status {
+	case "":
+	case WithdrawalQueued:
+		conds = append(conds, "NOT w.is_completed")
+	case WithdrawalQueuedWithdrawable:
+		conds = append(conds, `NOT w.is_completed
+		  AND w.created_at_block <= (SELECT head_block - min_withdrawal_delay_blocks FROM service_state)`)
+	case WithdrawalCompleted:
+		conds = append(conds, "w.is_completed")
+	default:
+		return nil, fmt.Errorf("%w: unknown withdrawal status %q", derrors.InvalidArgument, f.Status)
+	}
+	return conds, nil
+}
+
+// ListWithdrawals returns one page of the withdrawals matching f, newest
+// first.
+func (db *DB) ListWithdrawals(ctx context.Context, f WithdrawalFilter, p Page) ([]Withdrawal, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var q queryArgs
+	conds, err := f.conditions(&q)
+	if err != nil {
+		return nil, err
+	}
+	var out []Withdrawal
+	if err := db.SelectContext(ctx, &out, `
+		SELECT `+withdrawalColumns+`
+		FROM withdrawals w
+		LEFT JOIN service_state st ON true
+		`+where(conds...)+`
+		ORDER BY w.created_at_block DESC, w.withdrawal_root DESC
+		LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip), q.args...); err != nil {
+		return nil, fmt.Errorf("list withdrawals: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountWithdrawals returns the number of withdrawals matching f.
+func (db *DB) CountWithdrawals(ctx context.Context, f WithdrawalFilter) (int, error) {
+	var q queryArgs
+	conds, err := f.conditions(&q)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if err := db.GetContext(ctx, &n, `
+		SELECT count(*)
+		FROM withdrawals w
+		`+where(conds...), q.args...); err != nil {
+		return 0, fmt.Errorf("count withdrawals: %w", Classify(err))
+	}
+	return n, nil
+}
+
+// WithdrawalsByRoots returns the withdrawals with the given roots, in no
+// particular order; unknown roots are left out.
+func (db *DB) WithdrawalsByRoots(ctx context.Context, roots []string) ([]Withdrawal, error) {
+	var out []Withdrawal
+	if err := db.SelectContext(ctx, &out, `
+		SELECT `+withdrawalColumns+`
+		FROM withdrawals w
+		LEFT JOIN service_state st ON true
+		WHERE w.withdrawal_root = ANY($1)`, pq.Array(roots)); err != nil {
+		return nil, fmt.Errorf("withdrawals by root: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// StakerWithdrawal is a withdrawal of the staker Key.
+type StakerWithdrawal struct {
+	Key string `db:"key"`
+	Withdrawal
+}
+
+// ListWithdrawalsByStakers returns, for each of the given stakers, one page
+// of its withdrawals matching status (empty for all), newest first, all in
+// one statement. Rows are grouped by staker in the order of stakers.
+func (db *DB) ListWithdrawalsByStakers(ctx context.Context, stakers []string, status WithdrawalStatus, p Page) ([]StakerWithdrawal, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var q queryArgs
+	keys := q.add(pq.Array(stakers))
+	conds, err := WithdrawalFilter{Status: status}.conditions(&q)
+	if err != nil {
+		return nil, err
+	}
+	var out []StakerWithdrawal
+	if err := db.SelectContext(ctx, &out, `
+		SELECT k.key, x.*
+		FROM unnest(`+keys+`::text[]) WITH ORDINALITY AS k(key, position)
+		CROSS JOIN LATERAL (
+			SELECT `+withdrawalColumns+`
+			FROM withdrawals w
+			LEFT JOIN service_state st ON true
+			WHERE w.staker_address = k.key`+and(conds...)+`
+			ORDER BY w.created_at_block DESC, w.withdrawal_root DESC
+			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
+		) x
+		ORDER BY k.position, x.created_at_block DESC, x.withdrawal_root DESC`, q.args...); err != nil {
+		return nil, fmt.Errorf("list staker withdrawals: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountWithdrawalsByStakers returns the number of withdrawals matching
+// status of each of the given stakers; stakers with none are left out.
+func (db *DB) CountWithdrawalsByStakers(ctx context.Context, stakers []string, status WithdrawalStatus) (map[string]int, error) {
+	var q queryArgs
+	keys := q.add(pq.Array(stakers))
+	conds, err := WithdrawalFilter{Status: status}.conditions(&q)
+	if err != nil {
+		return nil, err
+	}
+	return db.countByKey(ctx, "count staker withdrawals", `
+		SELECT w.staker_address AS key, count(*) AS n
+		FROM withdrawals w
+		WHERE w.staker_address = ANY(`+keys+`)`+and(conds...)+`
+		GROUP BY w.staker_address`, q.args...)
+}
