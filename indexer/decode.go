@@ -43,17 +43,25 @@ var ErrUndecodable = errors.New("undecodable log")
 // deposit whitelist, and the AVSs whose set of strategies may have changed.
 type Observations struct {
 	WhitelistedStrategies []string
-	// TouchedAVS holds every AVS that appeared in the decoded logs, with
-	// the position of the last log that named it.
-	TouchedAVS map[string]chain.Position
+	// TouchedAVS holds, for every AVS that appeared in the decoded logs and
+	// every block it appeared in, the position of the last log of that
+	// block that named it.
+	TouchedAVS map[AVSBlock]chain.Position
+}
+
+// AVSBlock names an AVS in one block.
+type AVSBlock struct {
+	AVS   string
+	Block uint64
 }
 
 func (o *Observations) touchAVS(avs string, pos chain.Position) {
 	if o.TouchedAVS == nil {
-		o.TouchedAVS = make(map[string]chain.Position)
+		o.TouchedAVS = make(map[AVSBlock]chain.Position)
 	}
-	if last, ok := o.TouchedAVS[avs]; !ok || last.Before(pos) {
-		o.TouchedAVS[avs] = pos
+	k := AVSBlock{avs, pos.BlockNumber}
+	if last, ok := o.TouchedAVS[k]; !ok || last.Before(pos) {
+		o.TouchedAVS[k] = pos
 	}
 }
 

@@ -246,24 +246,30 @@ func (ix *Indexer) describeToken(ctx context.Context, addr, symbol string, decim
 }
 
 // readAVSStrategies reads the restakeable strategies of each AVS from its
-// service manager at the block of the given position; the observation is
-// placed after every log of that block. An AVS that does not answer (not a
-// service manager, or one without the view) is left out, keeping what is
-// stored; node failures are returned.
-func (ix *Indexer) readAVSStrategies(ctx context.Context, at map[string]chain.Position) ([]chain.AVSStrategies, error) {
-	avs := make([]string, 0, len(at))
-	for a := range at {
-		avs = append(avs, a)
+// service manager at each block it was named in; the observation is placed
+// after every log of that block, so that it does not depend on how blocks
+// were batched. An AVS that does not answer (not a service manager, or one
+// without the view) is left out, keeping what is stored; node failures are
+// returned.
+func (ix *Indexer) readAVSStrategies(ctx context.Context, at map[AVSBlock]chain.Position) ([]chain.AVSStrategies, error) {
+	keys := make([]AVSBlock, 0, len(at))
+	for k := range at {
+		keys = append(keys, k)
 	}
-	sort.Strings(avs)
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].Block != keys[j].Block {
+			return keys[i].Block < keys[j].Block
+		}
+		return keys[i].AVS < keys[j].AVS
+	})
 	var out []chain.AVSStrategies
-	for _, a := range avs {
-		pos := at[a]
+	for _, k := range keys {
+		pos := at[k]
 		pos.LogIndex = avsObservationLogIndex
 		pos.TxHash = ""
-		vals, err := ix.callView(ctx, a, new(big.Int).SetUint64(pos.BlockNumber), "getRestakeableStrategies")
+		vals, err := ix.callView(ctx, k.AVS, new(big.Int).SetUint64(k.Block), "getRestakeableStrategies")
 		if errors.Is(err, errNoAnswer) {
-			ix.log.Debug("cannot read an AVS's restakeable strategies", "avs", a, "err", err)
+			ix.log.Debug("cannot read an AVS's restakeable strategies", "avs", k.AVS, "block", k.Block, "err", err)
 			continue
 		}
 		if err != nil {
@@ -273,7 +279,7 @@ func (ix *Indexer) readAVSStrategies(ctx context.Context, at map[string]chain.Po
 		if !ok {
 			continue
 		}
-		out = append(out, chain.AVSStrategies{Position: pos, AVS: a, Strategies: addrsLower(addrs)})
+		out = append(out, chain.AVSStrategies{Position: pos, AVS: k.AVS, Strategies: addrsLower(addrs)})
 	}
 	return out, nil
 }
@@ -298,9 +304,9 @@ func (ix *Indexer) pollAllAVSStrategies(ctx context.Context) error {
 	if ref.Hash != common.HexToHash(cur.Hash) {
 		return nil // a reorg: the next step rolls back, and this runs again later
 	}
-	at := make(map[string]chain.Position, len(avs))
+	at := make(map[AVSBlock]chain.Position, len(avs))
 	for _, a := range avs {
-		at[a] = chain.Position{BlockNumber: cur.Block, BlockHash: cur.Hash, BlockTime: ref.Time}
+		at[AVSBlock{a, cur.Block}] = chain.Position{BlockNumber: cur.Block, BlockHash: cur.Hash, BlockTime: ref.Time}
 	}
 	obs, err := ix.readAVSStrategies(ctx, at)
 	if err != nil || len(obs) == 0 {

@@ -33,8 +33,8 @@ type Fault struct {
 }
 
 // FaultFunc decides the fault for the n-th call (counting from 1) of a
-// method; it is called once per call.
-type FaultFunc func(method string, n int) Fault
+// method with the given JSON parameters; it is called once per call.
+type FaultFunc func(method string, n int, params []json.RawMessage) Fault
 
 // Proxy serves a chain's JSON-RPC over HTTP and injects faults.
 type Proxy struct {
@@ -116,7 +116,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	resps := make([]jsonrpcResponse, 0, len(reqs))
 	for _, req := range reqs {
-		f := p.record(req.Method)
+		f := p.record(req.Method, req.Params)
 		if f.Stall > 0 {
 			select {
 			case <-time.After(f.Stall):
@@ -150,7 +150,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (p *Proxy) record(method string) Fault {
+func (p *Proxy) record(method string, params []json.RawMessage) Fault {
 	p.mu.Lock()
 	p.calls[method]++
 	n := p.calls[method]
@@ -162,7 +162,7 @@ func (p *Proxy) record(method string) Fault {
 	if fault == nil {
 		return Fault{}
 	}
-	return fault(method, n)
+	return fault(method, n, params)
 }
 
 func (p *Proxy) forward(ctx context.Context, req jsonrpcRequest) jsonrpcResponse {
