@@ -7,6 +7,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/stakegraph/stakegraph/apikey"
+	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/server"
 )
 
@@ -54,5 +56,11 @@ var serveCommand = command{
 //
 // The server itself serves /healthz and /readyz.
 func apiMounts(c *cli, db *database, registry *prometheus.Registry) []func(chi.Router) {
-	return nil
+	auth := apikey.New(db.DB, apikey.Options{Logger: c.logger})
+	// The GraphQL playground page is served without a key, so that a
+	// browser can open it; its queries need one.
+	gql := graph.NewHandler(db.DB, graph.Options{Logger: c.logger, Authenticate: auth.Middleware})
+	return []func(chi.Router){
+		func(r chi.Router) { r.Handle("/graphql", gql) },
+	}
 }
