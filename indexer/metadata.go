@@ -185,7 +185,7 @@ func (f *MetadataFetcher) get(ctx context.Context, target string) ([]byte, error
 	resp, err := f.client.Do(req)
 	if err != nil {
 		if errors.Is(err, errPrivateAddress) {
-			return nil, fmt.Errorf("%w: %v", errNotRetryable, err)
+			return nil, fmt.Errorf("%w: %w", errNotRetryable, err)
 		}
 		return nil, err
 	}
@@ -233,7 +233,7 @@ func ParseMetadata(u chain.MetadataURIUpdated, body []byte) (chain.MetadataDocum
 }
 
 func jsonString(raw json.RawMessage) *string {
-	if len(raw) == 0 {
+	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
 	var s string
