@@ -10,7 +10,9 @@
 // role may create databases), or else a private test cluster that localpg
 // runs in localpg.TestDir() for every test process of the OS user. That
 // cluster keeps running between test runs so that they start fast; `make
-// test-db-stop` (stakegraph localpg stop --test) stops it.
+// test-db-stop` (stakegraph localpg stop --test) stops it. It runs without
+// fsync, for speed: should a machine crash corrupt it, stop it and remove
+// its directory, and the next test run creates a new one.
 //
 // `go test ./...` runs packages as parallel processes: starting the cluster
 // is serialised by localpg's file lock and building a template by a
