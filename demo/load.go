@@ -1,0 +1,302 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/stakegraph/stakegraph/chain"
+	"github.com/stakegraph/stakegraph/store"
+)
+
+// ErrNotEmpty is returned by SeedDemo and SeedBench for a database that
+// already holds events: generated data is only ever loaded into an empty
+// database.
+var ErrNotEmpty = errors.New("the database already holds events; seed an empty database")
+
+// withDefaults fills a zero Now with the current time and a zero Network
+// with mainnet.
+func (o Options) withDefaults() Options {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	if o.Network.Name == "" {
+		o.Network = chain.Networks["mainnet"]
+	}
+	return o
+}
+
+// prepare records the network and refuses a database that holds events.
+func prepare(ctx context.Context, db *store.DB, network string) error {
+	if err := db.EnsureNetwork(ctx, network); err != nil {
+		return err
+	}
+	has, err := db.HasEvents(ctx)
+	if err != nil {
+		return err
+	}
+	if has {
+		return ErrNotEmpty
+	}
+	return nil
+}
+
+// demoDaysPerApply is how many simulated days of the demo go into one
+// ApplyBatch: the store applies each kind of event as one set-based
+// statement, so fewer, larger batches load faster.
+const demoDaysPerApply = 20
+
+// SeedDemo generates the demo world for opts (see Generate) and loads it
+// into db, which must hold no events, in one transaction: reference data,
+// every event, curated metadata, the head, and a final refresh as of
+// opts.Now.
+func SeedDemo(ctx context.Context, db *store.DB, opts Options) error {
+	opts = opts.withDefaults()
+	w, err := Generate(opts)
+	if err != nil {
+		return err
+	}
+	if err := prepare(ctx, db, opts.Network.Name); err != nil {
+		return err
+	}
+	return db.InTx(ctx, func(tx *store.Tx) error {
+		if err := writeReference(ctx, tx, w.Reference); err != nil {
+			return err
+		}
+		for i := 0; i < len(w.Batches); i += demoDaysPerApply {
+			b := merge(w.Batches[i:min(i+demoDaysPerApply, len(w.Batches))])
+			if err := tx.ApplyBatch(ctx, b); err != nil {
+				return err
+			}
+		}
+		return finish(ctx, tx, w.Reference, w.Head, opts.Now)
+	})
+}
+
+func writeReference(ctx context.Context, tx *store.Tx, ref Reference) error {
+	if err := tx.UpsertTokens(ctx, ref.Tokens); err != nil {
+		return err
+	}
+	if err := tx.UpsertStrategies(ctx, ref.Strategies); err != nil {
+		return err
+	}
+	return tx.SetMinWithdrawalDelay(ctx, ref.MinWithdrawalDelay)
+}
+
+// finish writes what needs the AVS to exist, the head, and refreshes.
+func finish(ctx context.Context, tx *store.Tx, ref Reference, head chain.Position, now time.Time) error {
+	if err := tx.UpsertCuratedMetadata(ctx, ref.Curated); err != nil {
+		return err
+	}
+	if err := tx.SetHead(ctx, head); err != nil {
+		return err
+	}
+	if err := tx.Refresh(ctx, now); err != nil {
+		return fmt.Errorf("refresh: %w", err)
+	}
+	return nil
+}
+
+// merge joins consecutive batches into one covering all their blocks.
+func merge(batches []chain.Batch) *chain.Batch {
+	if len(batches) == 1 {
+		return &batches[0]
+	}
+	out := &chain.Batch{}
+	for i := range batches {
+		b := &batches[i]
+		out.OperatorsRegistered = append(out.OperatorsRegistered, b.OperatorsRegistered...)
+		out.MetadataURIs = append(out.MetadataURIs, b.MetadataURIs...)
+		out.MetadataDocuments = append(out.MetadataDocuments, b.MetadataDocuments...)
+		out.Delegations = append(out.Delegations, b.Delegations...)
+		out.Deposits = append(out.Deposits, b.Deposits...)
+		out.PodShares = append(out.PodShares, b.PodShares...)
+		out.WithdrawalsQueued = append(out.WithdrawalsQueued, b.WithdrawalsQueued...)
+		out.WithdrawalsDone = append(out.WithdrawalsDone, b.WithdrawalsDone...)
+		out.Registrations = append(out.Registrations, b.Registrations...)
+		out.RewardsSubmissions = append(out.RewardsSubmissions, b.RewardsSubmissions...)
+		out.AVSStrategies = append(out.AVSStrategies, b.AVSStrategies...)
+		out.Head = b.Head
+	}
+	return out
+}
+
+// BenchOptions select the bench world.
+type BenchOptions struct {
+	Options
+	// Scale sizes the world; the zero value means BenchScale.
+	Scale Scale
+	// DaysPerTx is how many simulated days are applied (as one batch) and
+	// committed per transaction; zero means 10.
+	DaysPerTx int
+}
+
+// SeedBench generates the bench world and loads it into db, which must
+// hold no events. Generation runs alongside loading and memory stays
+// bounded: days are applied and committed a few at a time, and the
+// aggregates are refreshed once at the end. Progress goes to progress
+// (nil for none), one line per commit, or a line rewritten in place when
+// progress is a terminal.
+func SeedBench(ctx context.Context, db *store.DB, opts BenchOptions, progress io.Writer) error {
+	opts.Options = opts.Options.withDefaults()
+	sc := opts.Scale
+	if sc == (Scale{}) {
+		sc = BenchScale
+	}
+	per := opts.DaysPerTx
+	if per <= 0 {
+		per = 10
+	}
+	g, err := newGenerator(opts.Options, sc)
+	if err != nil {
+		return err
+	}
+	ref := g.reference()
+	if err := prepare(ctx, db, opts.Network.Name); err != nil {
+		return err
+	}
+	if err := db.InTx(ctx, func(tx *store.Tx) error { return writeReference(ctx, tx, ref) }); err != nil {
+		return err
+	}
+
+	// The generator runs in its own goroutine, a few days ahead of the
+	// loader.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	days := make(chan *chain.Batch, 2*per)
+	genErr := make(chan error, 1)
+	go func() {
+		defer close(days)
+		genErr <- g.run(func(b *chain.Batch) error {
+			select {
+			case days <- b:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+
+	meter := newProgressMeter(progress, g.activityByDay(), time.Now())
+	var head chain.Position
+	pending := make([]chain.Batch, 0, per)
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		b := merge(pending)
+		err := db.InTx(ctx, func(tx *store.Tx) error { return tx.ApplyBatch(ctx, b) })
+		if err != nil {
+			return err
+		}
+		head = b.Head
+		meter.done(len(pending), b.Len(), time.Now())
+		pending = pending[:0]
+		return nil
+	}
+	for b := range days {
+		pending = append(pending, *b)
+		if len(pending) == per {
+			if err := flush(); err != nil {
+				cancel()
+				return err
+			}
+		}
+	}
+	if err := <-genErr; err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	start := time.Now()
+	meter.printf("refreshing aggregates and %d daily snapshots...", sc.Days)
+	err = db.InTx(ctx, func(tx *store.Tx) error { return finish(ctx, tx, ref, head, opts.Now) })
+	if err != nil {
+		return err
+	}
+	meter.finish(time.Since(start))
+	return nil
+}
+
+// activityByDay estimates how many events each simulated day produces,
+// relative to the others: a staker's arrival brings a handful of events
+// and every staker present a small chance of more each day.
+func (g *generator) activityByDay() []int64 {
+	out := make([]int64, len(g.arrivals))
+	var present int64
+	for d, n := range g.arrivals {
+		present += int64(n)
+		out[d] = present + 60*int64(n)
+	}
+	return out
+}
+
+// progressMeter reports the progress of a bench load.
+type progressMeter struct {
+	w        io.Writer
+	terminal bool
+	weights  []int64
+	total    int64
+	began    time.Time
+
+	days    int
+	weight  int64
+	events  int64
+	lastOut time.Time
+}
+
+func newProgressMeter(w io.Writer, weights []int64, now time.Time) *progressMeter {
+	m := &progressMeter{w: w, weights: weights, began: now}
+	for _, x := range weights {
+		m.total += x
+	}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			m.terminal = true
+		}
+	}
+	return m
+}
+
+// done records days more days holding events events.
+func (m *progressMeter) done(days, events int, now time.Time) {
+	for range days {
+		m.weight += m.weights[m.days]
+		m.days++
+	}
+	m.events += int64(events)
+	if m.w == nil || (!m.terminal && now.Sub(m.lastOut) < 5*time.Second && m.days < len(m.weights)) {
+		return
+	}
+	m.lastOut = now
+	elapsed := now.Sub(m.began)
+	frac := float64(m.weight) / float64(m.total)
+	estimate := int64(float64(m.events) / frac)
+	eta := time.Duration(float64(elapsed) * (1 - frac) / frac)
+	rate := float64(m.events) / elapsed.Seconds()
+	line := fmt.Sprintf("bench: day %d/%d, %d / ~%d events (%.0f%%), %.0f events/s, elapsed %s, ETA %s",
+		m.days, len(m.weights), m.events, estimate, 100*frac, rate, elapsed.Round(time.Second), eta.Round(time.Second))
+	if m.terminal {
+		fmt.Fprintf(m.w, "\r\033[K%s", line)
+		return
+	}
+	fmt.Fprintln(m.w, line)
+}
+
+func (m *progressMeter) printf(format string, args ...any) {
+	if m.w == nil {
+		return
+	}
+	if m.terminal {
+		fmt.Fprintln(m.w)
+	}
+	fmt.Fprintf(m.w, "bench: "+format+"\n", args...)
+}
+
+func (m *progressMeter) finish(refresh time.Duration) {
+	m.printf("loaded %d events in %s (refresh %s)", m.events, time.Since(m.began).Round(time.Second), refresh.Round(time.Second))
+}
