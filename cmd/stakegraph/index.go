@@ -77,6 +77,7 @@ type indexFlags struct {
 	ipfsGateway   string
 	noMetadata    bool
 	callTimeout   time.Duration
+	pollInterval  time.Duration
 	maxRange      uint64
 }
 
@@ -100,7 +101,8 @@ func registerIndexFlags(fs *flag.FlagSet, c *cli, standalone bool) *indexFlags {
 	fs.StringVar(&f.prices, "prices", envOr(c.getenv, "STAKEGRAPH_PRICES", "prices.json"), "JSON `file` of token ETH prices by token address; a missing file leaves prices unset (env STAKEGRAPH_PRICES)")
 	fs.StringVar(&f.ipfsGateway, "ipfs-gateway", envOr(c.getenv, "STAKEGRAPH_IPFS_GATEWAY", "https://ipfs.io/ipfs/"), "HTTP gateway `URL` prefix for ipfs:// metadata URIs (env STAKEGRAPH_IPFS_GATEWAY)")
 	fs.BoolVar(&f.noMetadata, "no-metadata", false, "do not fetch AVS and operator metadata documents")
-	fs.DurationVar(&f.callTimeout, "rpc-timeout", 30*time.Second, "timeout of one JSON-RPC call `attempt`")
+	fs.DurationVar(&f.callTimeout, "rpc-timeout", 30*time.Second, "`duration` one JSON-RPC call may take before it is retried")
+	fs.DurationVar(&f.pollInterval, "poll-interval", 12*time.Second, "`wait` for new blocks once caught up")
 	fs.Uint64Var(&f.maxRange, "max-range", 50000, "most `blocks` asked of eth_getLogs at once (the range adapts below it)")
 	return f
 }
@@ -136,6 +138,7 @@ func (f *indexFlags) build(ctx context.Context, c *cli, db *store.DB) (*indexer.
 		FromBlock:     f.fromBlock,
 		Confirmations: f.confirmations,
 		MaxRange:      f.maxRange,
+		PollInterval:  f.pollInterval,
 		Metrics:       metrics,
 		Logger:        c.logger,
 	}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/stakegraph/stakegraph/indexer/testchain"
+	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
+)
+
+// TestIndexCommandFollowsASimulatedChain runs `stakegraph index` against an
+// in-process chain served over HTTP JSON-RPC, with the deployment given by
+// --contracts, until it has caught up with blocks mined while it runs; then
+// interrupts it.
+func TestIndexCommandFollowsASimulatedChain(t *testing.T) {
+	c := testchain.New(t)
+	strategy, avs := c.Deploy(t), c.Deploy(t)
+	c.Commit()
+	proxy := testchain.NewProxy(t, c.RPC())
+	contracts := c.Contracts()
+	file := filepath.Join(t.TempDir(), "contracts.json")
+	raw, err := json.Marshal(map[string]any{
+		"chainId": 1337, "startBlock": 1,
+		"contracts": map[string]string{
+			"delegationManager": contracts.DelegationManager, "strategyManager": contracts.StrategyManager,
+			"eigenPodManager": contracts.EigenPodManager, "avsDirectory": contracts.AVSDirectory,
+			"rewardsCoordinator": contracts.RewardsCoordinator, "allocationManager": contracts.AllocationManager,
+		},
+		"strategies": []map[string]any{{"symbol": "TST", "address": strings.ToLower(strategy.Address.Hex())}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	op, staker := common.HexToAddress("0x1111111111111111111111111111111111111111"), common.HexToAddress("0x2222222222222222222222222222222222222222")
+	c.DelegationManager.Transact(t, "registerOperatorV2", op, common.Address{})
+	c.AVSDirectory.Transact(t, "updateAVSMetadataURI", avs.Address, "")
+	c.StrategyManager.Transact(t, "depositV2", staker, strategy.Address, big.NewInt(1e18))
+	c.Commit()
+
+	url := storetest.NewURL(t)
+	db, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"index", "--network", "holesky", "--rpc-url", proxy.URL, "--contracts", file,
+			"--confirmations", "1", "--poll-interval", "50ms", "--no-metadata", "--prices", filepath.Join(t.TempDir(), "none.json"),
+			"--metrics-addr", metricsAddr},
+			func(k string) string { return map[string]string{"DATABASE_URL": url}[k] }, &stdout, &stderr)
+	}()
+
+	// Mine while it runs: it must follow, one confirmation behind.
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for !ok() {
+			select {
+			case code := <-done:
+				t.Fatalf("index exited with %d while waiting for %s:\n%s", code, what, stderr.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s:\n%s", what, stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	cursorAt := func(block uint64) func() bool {
+		return func() bool {
+			cur, ok, err := db.Cursor(context.Background())
+			return err == nil && ok && cur.Block >= block
+		}
+	}
+	head := c.Head(t).Number.Uint64()
+	c.Commit() // one confirmation on top of the events' block
+	waitFor("the first catch-up", cursorAt(head))
+	c.DelegationManager.Transact(t, "delegate", staker, op)
+	c.Commit()
+	c.Commit()
+	waitFor("the new block", cursorAt(head+2))
+
+	var operator string
+	if err := db.GetContext(context.Background(), &operator, `SELECT operator_address FROM stakers WHERE address = $1`,
+		strings.ToLower(staker.Hex())); err != nil || operator != strings.ToLower(op.Hex()) {
+		t.Errorf("staker's operator = %q, %v", operator, err)
+	}
+	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"stakegraph_indexer_blocks_total", "stakegraph_indexer_lag_blocks", "stakegraph_indexer_logs_total 4"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q:\n%s", want, body)
+		}
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("index exited with %d:\n%s", code, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("index did not stop when interrupted")
+	}
+}
