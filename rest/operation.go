@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/internal/derrors"
 	"github.com/stakegraph/stakegraph/internal/respond"
 )
@@ -38,7 +39,7 @@ var errNull = errors.New("result is null")
 func (h *handlers) result(ctx context.Context, op string, vs vars, path ...string) (json.RawMessage, error) {
 	data, err := h.exec.Execute(ctx, op, vs)
 	if err != nil {
-		return nil, err
+		return nil, presentOperationError(err)
 	}
 	v := data
 	for _, key := range path {
@@ -79,6 +80,40 @@ func (h *handlers) serve(w http.ResponseWriter, r *http.Request, op string, vs v
 func notFoundError(err error, msg string) error {
 	if errors.Is(err, errNull) {
 		return fmt.Errorf("%w: %s", derrors.NotFound, msg)
+	}
+	return err
+}
+
+// clientErrors are the sentinels of the errors whose message the client
+// sees.
+var clientErrors = []error{
+	derrors.BadRequest, derrors.Unauthorized, derrors.Forbidden, derrors.NotFound,
+	derrors.MethodNotAllowed, derrors.InvalidArgument, derrors.RateLimited,
+}
+
+// operationError is a client error of an operation, shown with the GraphQL
+// error's message but not its path, which names the operation's aliases
+// rather than anything of the REST route.
+type operationError struct {
+	sentinel error
+	msg      string
+	err      error
+}
+
+func (e *operationError) Error() string   { return e.msg }
+func (e *operationError) Unwrap() []error { return []error{e.sentinel, e.err} }
+
+// presentOperationError returns err, or for a client error of the
+// executor an error whose message leaves the GraphQL path out.
+func presentOperationError(err error) error {
+	var ge *graph.Error
+	if !errors.As(err, &ge) {
+		return err
+	}
+	for _, s := range clientErrors {
+		if errors.Is(err, s) {
+			return &operationError{sentinel: s, msg: ge.Message, err: err}
+		}
 	}
 	return err
 }

@@ -14,6 +14,7 @@ import (
 // Paging limits. Skip is bounded by GraphQL's 32-bit Int.
 const (
 	defaultTake = 12
+	minTake     = 1
 	maxTake     = 1000
 	maxSkip     = 1<<31 - 1
 )
@@ -130,9 +131,9 @@ func (p *params) Int(name string, def, min, max int) int {
 	return n
 }
 
-// Page reads skip (default 0) and take (default 12, at most 1000).
+// Page reads skip (default 0) and take (default 12, 1 to 1000).
 func (p *params) Page() (skip, take int) {
-	return p.Int("skip", 0, 0, maxSkip), p.Int("take", defaultTake, 0, maxTake)
+	return p.Int("skip", 0, 0, maxSkip), p.Int("take", defaultTake, minTake, maxTake)
 }
 
 // Address reads a 0x-prefixed 20-byte hex address and returns it lowercase,
@@ -185,6 +186,7 @@ func (p *params) Time(name string) *time.Time {
 var timeLayouts = []string{
 	time.RFC3339Nano,                // 2024-04-11T08:31:11.123Z, 2024-04-11T08:31:11+02:00
 	"2006-01-02T15:04:05.999999999", // no zone: UTC
+	"2006-01-02T15:04Z07:00",        // no seconds: 2024-04-11T08:31Z
 	"2006-01-02T15:04",              // no seconds, no zone: UTC
 	"2006-01-02",                    // a plain date: its UTC midnight
 }

@@ -94,12 +94,13 @@ func TestPage(t *testing.T) {
 	if skip, take := p.Page(); skip != 24 || take != 1000 || p.Err() != nil {
 		t.Errorf("got %d, %d, %v", skip, take, p.Err())
 	}
-	p = query(t, "take=0")
-	if _, take := p.Page(); take != 0 || p.Err() != nil {
-		t.Errorf("take=0: got %d, %v", take, p.Err())
+	p = query(t, "take=1&skip=0")
+	if skip, take := p.Page(); skip != 0 || take != 1 || p.Err() != nil {
+		t.Errorf("take=1: got %d, %d, %v", skip, take, p.Err())
 	}
 	for _, tc := range []struct{ raw, name string }{
 		{"take=1001", "take"},
+		{"take=0", "take"},
 		{"take=-1", "take"},
 		{"take=+5", "take"},
 		{"take=1.5", "take"},
@@ -157,6 +158,8 @@ func TestParseTime(t *testing.T) {
 		"2024-04-11T08:31:11.000":       want,
 		"2024-04-11T08:31:11":           want,
 		"2024-04-11T08:31":              want.Add(-11 * time.Second),
+		"2024-04-11T08:31Z":             want.Add(-11 * time.Second),
+		"2024-04-11T10:31+02:00":        want.Add(-11 * time.Second),
 		"2024-04-11":                    time.Date(2024, 4, 11, 0, 0, 0, 0, time.UTC),
 	} {
 		got, ok := parseTime(in)

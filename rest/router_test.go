@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/internal/derrors"
 )
 
@@ -350,14 +351,20 @@ func TestOperationErrors(t *testing.T) {
 		code   string
 	}{
 		{fmt.Errorf("%w: endAt is before startAt", derrors.InvalidArgument), http.StatusUnprocessableEntity, "unprocessable_entity"},
+		{&graph.Error{Code: "unprocessable_entity", Message: "invalid argument: endAt is before startAt", Path: "staker.result"}, http.StatusUnprocessableEntity, "unprocessable_entity"},
+		{&graph.Error{Code: "not_found", Message: "not found: gone", Path: "result"}, http.StatusNotFound, "not_found"},
 		{fmt.Errorf("query: %w: connection refused", derrors.Unavailable), http.StatusServiceUnavailable, "internal_server_error"},
 		{fmt.Errorf("query: boom"), http.StatusInternalServerError, "internal_server_error"},
 	} {
 		exec := &fakeExecutor{answer: func(call) (string, error) { return "", tc.err }}
-		target := "/stakers/0x00000000000000000000000000000000000000aa/events/delegation"
+		target := "/avs/0x00000000000000000000000000000000000000aa/operators"
 		r := serveFake(t, exec, http.MethodGet, target, withKey)
-		if code, _ := errorBody(t, r); r.Status != tc.status || code != tc.code {
+		code, msg := errorBody(t, r)
+		if r.Status != tc.status || code != tc.code {
 			t.Errorf("%v: %d %s", tc.err, r.Status, r.Body)
+		}
+		if strings.Contains(msg, "result") {
+			t.Errorf("%v: message %q shows the operation's path", tc.err, msg)
 		}
 		validateResponse(t, target, r)
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stakegraph/stakegraph/apikey"
 	"github.com/stakegraph/stakegraph/graph"
+	"github.com/stakegraph/stakegraph/internal/version"
+	"github.com/stakegraph/stakegraph/rest"
 	"github.com/stakegraph/stakegraph/server"
 )
 
@@ -60,7 +62,15 @@ func apiMounts(c *cli, db *database, registry *prometheus.Registry) []func(chi.R
 	// The GraphQL playground page is served without a key, so that a
 	// browser can open it; its queries need one.
 	gql := graph.NewHandler(db.DB, graph.Options{Logger: c.logger, Authenticate: auth.Middleware})
+	// The REST API runs each route's operation through the same schema, and
+	// shares the key cache and rate limits with /graphql.
+	api := rest.NewHandler(rest.Config{
+		Executor:     graph.NewExecutor(db.DB, graph.Options{Logger: c.logger}),
+		Authenticate: auth.Middleware,
+		Version:      version.Version,
+	})
 	return []func(chi.Router){
 		func(r chi.Router) { r.Handle("/graphql", gql) },
+		func(r chi.Router) { r.Mount("/", api) },
 	}
 }
