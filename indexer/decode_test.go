@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/stakegraph/stakegraph/chain"
+	"github.com/stakegraph/stakegraph/indexer/testchain"
 )
 
 var testContracts = chain.Networks["mainnet"].Contracts
@@ -349,5 +350,27 @@ func TestDecodeIgnoresForeignEmitters(t *testing.T) {
 	lg.Address = common.HexToAddress(testContracts.EigenPodManager)
 	if err := dec.Decode(&lg, time.Now(), &b, &Observations{}); err != nil || b.Len() != 0 {
 		t.Fatalf("unknown topic: err %v, %d events", err, b.Len())
+	}
+}
+
+// TestEmitterEmitsTheRealSignatures checks that the solc-compiled test
+// contract declares exactly the events of the indexer's ABI, so that the
+// end-to-end tests see the topics the real contracts emit.
+func TestEmitterEmitsTheRealSignatures(t *testing.T) {
+	mock := map[common.Hash]string{}
+	for _, ev := range testchain.MockABI.Events {
+		mock[ev.ID] = ev.Sig
+	}
+	for _, ev := range EigenLayerABI.Events {
+		if _, ok := mock[ev.ID]; !ok {
+			t.Errorf("EigenLayerMock does not emit %s", ev.Sig)
+		}
+		delete(mock, ev.ID)
+	}
+	for _, sig := range mock {
+		t.Errorf("EigenLayerMock emits %s, which the indexer does not decode", sig)
+	}
+	if len(EigenLayerABI.Events) != 24 {
+		t.Errorf("the indexer decodes %d event variants, want the reference's 24", len(EigenLayerABI.Events))
 	}
 }
