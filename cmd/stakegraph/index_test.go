@@ -128,3 +128,91 @@ func TestIndexCommandFollowsASimulatedChain(t *testing.T) {
 		t.Fatal("index did not stop when interrupted")
 	}
 }
+
+// TestServeIndexRunsTheIndexerInTheServer runs `serve --index` against a
+// simulated chain: the server answers, the index fills and the indexer's
+// metrics are on the admin listener.
+func TestServeIndexRunsTheIndexerInTheServer(t *testing.T) {
+	c := testchain.New(t)
+	c.Commit()
+	proxy := testchain.NewProxy(t, c.RPC())
+	contracts := c.Contracts()
+	file := filepath.Join(t.TempDir(), "contracts.json")
+	raw, err := json.Marshal(map[string]any{
+		"chainId": 1337, "startBlock": 1, "strategies": []any{},
+		"contracts": map[string]string{
+			"delegationManager": contracts.DelegationManager, "strategyManager": contracts.StrategyManager,
+			"eigenPodManager": contracts.EigenPodManager, "avsDirectory": contracts.AVSDirectory,
+			"rewardsCoordinator": contracts.RewardsCoordinator, "allocationManager": contracts.AllocationManager,
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.DelegationManager.Transact(t, "registerOperatorV2", common.HexToAddress("0x3333333333333333333333333333333333333333"), common.Address{})
+	c.Commit()
+	head := c.Head(t).Number.Uint64()
+
+	url := storetest.NewURL(t)
+	db, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	adminAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--network", "holesky", "--addr", addr, "--admin-addr", adminAddr,
+			"--index", "--rpc-url", proxy.URL, "--contracts", file, "--confirmations", "0", "--poll-interval", "50ms",
+			"--no-metadata", "--prices", filepath.Join(t.TempDir(), "none.json")},
+			func(k string) string { return map[string]string{"DATABASE_URL": url}[k] }, &stdout, &stderr)
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		cur, ok, err := db.Cursor(context.Background())
+		if err == nil && ok && cur.Block >= head {
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d:\n%s", code, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the index never reached block %d:\n%s", head, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = http.Get("http://" + adminAddr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{"stakegraph_indexer_indexed_block", "stakegraph_indexer_logs_total 1", "stakegraph_http_requests_total"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("admin /metrics lacks %q", want)
+		}
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("serve exited with %d:\n%s", code, stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve --index did not stop when interrupted")
+	}
+}
