@@ -198,6 +198,9 @@ func TestGzip(t *testing.T) {
 	if res.Header.Get("Content-Encoding") != "gzip" {
 		t.Fatalf("Content-Encoding = %q, want gzip", res.Header.Get("Content-Encoding"))
 	}
+	if cl := res.Header.Get("Content-Length"); cl != "" && cl != fmt.Sprint(w.Body.Len()) {
+		t.Errorf("Content-Length %s for a compressed body of %d bytes", cl, w.Body.Len())
+	}
 	body := readResponse(t, res)
 	if !json.Valid(body.Body) || len(body.Body) < 1000 {
 		t.Errorf("gunzipped body is not the document: %.100s", body.Body)
