@@ -203,7 +203,15 @@ func (ix *Indexer) Run(ctx context.Context) error {
 		go ix.metadataLoop(ctx)
 	}
 	wait = time.Second
+	lastLog, logged := time.Now(), ix.m.Snapshot()
 	for {
+		if time.Since(lastLog) >= time.Minute {
+			// For logs that are not a terminal: the progress line's facts.
+			cur := ix.m.Snapshot()
+			ix.log.Info("indexing progress", "progress", ProgressLine(logged, cur, time.Since(lastLog)),
+				"indexed_block", cur.IndexedHead, "lag_blocks", cur.Lag())
+			lastLog, logged = time.Now(), cur
+		}
 		advanced, err := ix.Step(ctx)
 		if ctx.Err() != nil {
 			return nil
