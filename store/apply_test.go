@@ -339,3 +339,26 @@ func TestRecomputeEntitiesAfterDeletingEvents(t *testing.T) {
 		t.Errorf("state after recompute:\n%s\nwant:\n%s", g, w)
 	}
 }
+
+// An AVS hidden by curated metadata is left out of the daily AVS counts,
+// also for days already snapshotted before it was hidden.
+func TestHiddenAVSLeavesTheCounts(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.New(t)
+	loadScenario(t, db, scenario())
+	if got := query(t, db, `SELECT total_avs::text FROM daily_snapshots WHERE day = '2026-01-01'`); got != "1" {
+		t.Fatalf("AVS count before hiding = %s, want 1", got)
+	}
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.UpsertCuratedMetadata(ctx, []store.CuratedMetadata{{AVSAddress: avsA, Name: "Alpha", IsVisible: false}}); err != nil {
+			return err
+		}
+		return tx.Refresh(ctx, genesis.Add(48*time.Hour))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := query(t, db, `SELECT string_agg(total_avs::text, ',' ORDER BY day) FROM daily_snapshots`); got != "0,0,0" {
+		t.Errorf("AVS counts after hiding = %s, want 0,0,0", got)
+	}
+}

@@ -117,6 +117,13 @@ func (tx *Tx) UpsertCuratedMetadata(ctx context.Context, items []CuratedMetadata
 			m.TokenAddress, pq.Array(tags), m.IsVisible, m.IsVerified); err != nil {
 			return fmt.Errorf("upsert curated metadata %s: %w", m.AVSAddress, Classify(err))
 		}
+		// Visibility changes the AVS counts of every day since the AVS
+		// appeared: have the next Refresh recompute those snapshots.
+		if _, err := tx.ExecContext(ctx, `
+			UPDATE service_state s SET dirty_since = LEAST(COALESCE(s.dirty_since, a.created_at), a.created_at)
+			FROM avs a WHERE a.address = $1`, m.AVSAddress); err != nil {
+			return fmt.Errorf("mark snapshots of %s: %w", m.AVSAddress, Classify(err))
+		}
 	}
 	return nil
 }

@@ -45,7 +45,8 @@
 //     TVL (both without EIGEN);
 //   - daily snapshots, as of the end of each UTC day (today: as of now): per
 //     strategy total and delegated shares and their value; counts of AVS,
-//     operators, stakers (cumulative by first event), withdrawals queued and
+//     visible AVS (not hidden by curated metadata), operators, stakers
+//     (cumulative by first event), withdrawals queued and
 //     completed; TVL and deployment ratio. Only days from the earliest event
 //     applied since the last refresh are recomputed.
 //
@@ -59,6 +60,11 @@ import (
 
 	"github.com/stakegraph/stakegraph/chain"
 )
+
+// visibleAVS is the condition, on a row of avs, that the AVS is not hidden
+// by curated metadata. The ecosystem's AVS count counts visible AVS only, as
+// the AVS list shows only those.
+const visibleAVS = `NOT EXISTS (SELECT 1 FROM curated_avs_metadata c WHERE c.avs_address = avs.address AND NOT c.is_visible)`
 
 // secondsPerYear is 365 days, the year of the APY formula.
 const secondsPerYear = 365 * 24 * 3600
@@ -317,7 +323,7 @@ func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
 		           sum(queued) AS queued, sum(completed) AS completed
 		    FROM (
 		        SELECT created_at AS t, 1 AS avs, 0 AS ops, 0 AS stakers, 0 AS queued, 0 AS completed
-		        FROM avs WHERE created_at >= $1::date
+		        FROM avs WHERE created_at >= $1::date AND `+visibleAVS+`
 		        UNION ALL SELECT created_at, 0, 1, 0, 0, 0 FROM operators WHERE created_at >= $1::date
 		        UNION ALL SELECT created_at, 0, 0, 1, 0, 0 FROM stakers WHERE created_at >= $1::date
 		        UNION ALL SELECT created_at, 0, 0, 0, 1, 0 FROM withdrawals WHERE created_at >= $1::date
@@ -327,7 +333,7 @@ func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
 		    WHERE t < $3
 		    GROUP BY 1
 		), base AS (
-		    SELECT (SELECT count(*) FROM avs WHERE created_at < $1::date) AS avs,
+		    SELECT (SELECT count(*) FROM avs WHERE created_at < $1::date AND `+visibleAVS+`) AS avs,
 		           (SELECT count(*) FROM operators WHERE created_at < $1::date) AS ops,
 		           (SELECT count(*) FROM stakers WHERE created_at < $1::date) AS stakers,
 		           (SELECT count(*) FROM withdrawals WHERE created_at < $1::date) AS queued,
