@@ -51,30 +51,32 @@ type TextSearch struct {
 var hexFragmentRE = regexp.MustCompile(`^(0x)?[0-9a-f]+$|^0x$`)
 
 // condition returns the SQL condition matching the lower-cased name column
-// and the address column against the search text, adding its argument to q.
-// It returns "" when there is nothing to search for. Text that cannot be
+// and the address column against the search text, adding its arguments to
+// q. It returns "" when there is nothing to search for. Text that cannot be
 // part of an address (anything but hex digits after an optional 0x) is
 // matched against the name only, so that a startsWith search can use the
-// lower(name) text_pattern_ops index.
+// lower(name) text_pattern_ops index; a startsWith search for hex digits
+// without 0x matches addresses that start with 0x and those digits.
 func (s TextSearch) condition(q *queryArgs, nameColumn, addressColumn string) (string, error) {
 	if s.Text == "" {
 		return "", nil
 	}
-	var pattern string
-	text := escapeLike(strings.ToLower(s.Text))
+	text := strings.ToLower(s.Text)
+	var name, address string
 	switch s.Mode {
 	case SearchContains, "":
-		pattern = "%" + text + "%"
+		name = "%" + escapeLike(text) + "%"
+		address = name
 	case SearchStartsWith:
-		pattern = text + "%"
+		name = escapeLike(text) + "%"
+		address = escapeLike("0x"+strings.TrimPrefix(text, "0x")) + "%"
 	default:
 		return "", fmt.Errorf("%w: unknown search mode %q", derrors.InvalidArgument, s.Mode)
 	}
-	p := q.add(pattern)
-	if hexFragmentRE.MatchString(strings.ToLower(s.Text)) {
-		return fmt.Sprintf("(lower(%s) LIKE %s OR %s LIKE %s)", nameColumn, p, addressColumn, p), nil
+	if !hexFragmentRE.MatchString(text) {
+		return fmt.Sprintf("lower(%s) LIKE %s", nameColumn, q.add(name)), nil
 	}
-	return fmt.Sprintf("lower(%s) LIKE %s", nameColumn, p), nil
+	return fmt.Sprintf("(lower(%s) LIKE %s OR %s LIKE %s)", nameColumn, q.add(name), addressColumn, q.add(address)), nil
 }
 
 // escapeLike escapes the LIKE wildcards and the escape character itself, so
