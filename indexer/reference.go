@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -357,53 +358,101 @@ func (ix *Indexer) FetchMetadata(ctx context.Context) error {
 		return err
 	}
 	now := time.Now()
+	due := pending[:0]
 	for _, u := range pending {
+		ix.metaMu.Lock()
+		attempt := ix.metaRetry[metadataKey{u.Subject, u.Address, u.URI}]
+		ix.metaMu.Unlock()
+		if !now.Before(attempt.next) {
+			due = append(due, u)
+		}
+	}
+	// Documents live on many hosts: fetch a few at a time.
+	work := make(chan chain.MetadataURIUpdated)
+	errs := make(chan error, metadataWorkers)
+	var wg sync.WaitGroup
+	for range metadataWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for u := range work {
+				if err := ix.fetchOneMetadata(ctx, u, now); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var firstErr error
+feed:
+	for _, u := range due {
+		select {
+		case work <- u:
+		case firstErr = <-errs:
+			break feed
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	go func() { wg.Wait(); close(errs) }()
+	for err := range errs {
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	return firstErr
+}
+
+// metadataWorkers is how many metadata documents are fetched at once.
+const metadataWorkers = 4
+
+// fetchOneMetadata fetches and applies the document of one URI update. A
+// fetch failure is recorded for a later retry and not returned; database
+// failures are.
+func (ix *Indexer) fetchOneMetadata(ctx context.Context, u chain.MetadataURIUpdated, now time.Time) error {
+	key := metadataKey{u.Subject, u.Address, u.URI}
+	doc, err := ix.cfg.Metadata.Fetch(ctx, u)
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		key := metadataKey{u.Subject, u.Address, u.URI}
 		ix.metaMu.Lock()
-		attempt := ix.metaRetry[key]
+		wait := ix.metaRetry[key].wait * 2
+		if wait == 0 {
+			wait = ix.cfg.MetadataRetry
+		}
+		wait = min(wait, time.Hour)
+		ix.metaRetry[key] = metadataAttempt{next: now.Add(wait), wait: wait}
 		ix.metaMu.Unlock()
-		if now.Before(attempt.next) {
-			continue
-		}
-		doc, err := ix.cfg.Metadata.Fetch(ctx, u)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			wait := attempt.wait * 2
-			if wait == 0 {
-				wait = ix.cfg.MetadataRetry
-			}
-			wait = min(wait, time.Hour)
-			ix.metaMu.Lock()
-			ix.metaRetry[key] = metadataAttempt{next: now.Add(wait), wait: wait}
-			ix.metaMu.Unlock()
-			ix.m.metaFailed.Add(1)
-			ix.log.Warn("metadata document unavailable; keeping the previous metadata",
-				"subject", u.Subject, "address", u.Address, "uri", u.URI, "retry_in", wait, "err", err)
-			continue
-		}
-		err = ix.db.InTx(ctx, func(tx *store.Tx) error {
-			ok, err := tx.MetadataURIExists(ctx, u)
-			if err != nil || !ok {
-				return err // rolled back meanwhile: drop the document
-			}
-			b := chain.Batch{MetadataDocuments: []chain.MetadataDocument{doc}}
-			if err := tx.ApplyBatch(ctx, &b); err != nil {
-				return err
-			}
-			return tx.BumpDataVersion(ctx)
-		})
-		if err != nil {
-			return fmt.Errorf("apply metadata of %s %s: %w", u.Subject, u.Address, err)
-		}
-		ix.metaMu.Lock()
-		delete(ix.metaRetry, key)
-		ix.metaMu.Unlock()
-		ix.m.metaFetched.Add(1)
+		ix.m.metaFailed.Add(1)
+		ix.log.Warn("metadata document unavailable; keeping the previous metadata",
+			"subject", u.Subject, "address", u.Address, "uri", u.URI, "retry_in", wait, "err", err)
+		return nil
 	}
+	err = ix.db.InTx(ctx, func(tx *store.Tx) error {
+		ok, err := tx.MetadataURIExists(ctx, u)
+		if err != nil || !ok {
+			return err // rolled back meanwhile: drop the document
+		}
+		b := chain.Batch{MetadataDocuments: []chain.MetadataDocument{doc}}
+		if err := tx.ApplyBatch(ctx, &b); err != nil {
+			return err
+		}
+		return tx.BumpDataVersion(ctx)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("apply metadata of %s %s: %w", u.Subject, u.Address, err)
+	}
+	ix.metaMu.Lock()
+	delete(ix.metaRetry, key)
+	ix.metaMu.Unlock()
+	ix.m.metaFetched.Add(1)
 	return nil
 }

@@ -15,9 +15,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/stakegraph/stakegraph/chain"
+	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 func quietFetcher(opts MetadataOptions) *MetadataFetcher {
@@ -221,5 +225,72 @@ func TestProgressLine(t *testing.T) {
 	cur.IndexedHead = cur.TargetHead
 	if line := ProgressLine(prev, cur, time.Second); !strings.Contains(line, "caught up") {
 		t.Errorf("progress line at the head = %q", line)
+	}
+}
+
+func TestSetupRefusesTheWrongChainAndForeignData(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+
+	cfg := w.config(time.Now())
+	cfg.Network.ChainID = 1 // the simulated chain is 1337
+	ix, err := New(storetest.New(t), w.node(NewMetrics()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Setup(ctx); !errors.Is(err, ErrFatal) || !strings.Contains(err.Error(), "chain 1337") {
+		t.Errorf("setup against another chain: %v, want ErrFatal naming the chain", err)
+	}
+	if err := ix.Run(ctx); !errors.Is(err, ErrFatal) {
+		t.Errorf("Run against another chain returned %v, want ErrFatal", err)
+	}
+
+	// A database filled by something else (the demo generator) has events
+	// but no cursor.
+	db := storetest.New(t)
+	if err := db.EnsureNetwork(ctx, w.network.Name); err != nil {
+		t.Fatal(err)
+	}
+	foreign := chain.Batch{OperatorsRegistered: []chain.OperatorRegistered{{
+		Position: chain.Position{BlockNumber: 3, BlockTime: time.Unix(1_700_000_000, 0), TxHash: "0x" + strings.Repeat("ab", 32)},
+		Operator: "0x1111111111111111111111111111111111111111",
+	}}}
+	if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.ApplyBatch(ctx, &foreign) }); err != nil {
+		t.Fatal(err)
+	}
+	ix, err = New(db, w.node(NewMetrics()), w.config(time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Setup(ctx); !errors.Is(err, ErrFatal) {
+		t.Errorf("setup on a database with foreign events: %v, want ErrFatal", err)
+	}
+}
+
+func TestCheckConsistency(t *testing.T) {
+	h := func(b byte) common.Hash { return common.Hash{b} }
+	refs := map[uint64]BlockRef{
+		10: {Number: 10, Hash: h(10), ParentHash: h(9)},
+		11: {Number: 11, Hash: h(11), ParentHash: h(10)},
+		12: {Number: 12, Hash: h(12), ParentHash: h(11)},
+	}
+	cur := store.Cursor{Block: 9, Hash: h(9).Hex()}
+	logs := []types.Log{{BlockNumber: 11, BlockHash: h(11)}}
+	if err := checkConsistency(logs, refs, 10, 12, true, true, cur); err != nil {
+		t.Errorf("a consistent batch: %v", err)
+	}
+	stale := []types.Log{{BlockNumber: 11, BlockHash: h(99)}}
+	if err := checkConsistency(stale, refs, 10, 12, false, true, cur); !errors.Is(err, errChainMoved) {
+		t.Errorf("a log from another fork of its block: %v, want errChainMoved", err)
+	}
+	if err := checkConsistency(logs, refs, 10, 12, true, true, store.Cursor{Block: 9, Hash: h(8).Hex()}); !errors.Is(err, errChainMoved) {
+		t.Errorf("a batch that does not follow the cursor: %v, want errChainMoved", err)
+	}
+	broken := map[uint64]BlockRef{10: refs[10], 11: {Number: 11, Hash: h(11), ParentHash: h(77)}, 12: refs[12]}
+	if err := checkConsistency(logs, broken, 10, 12, true, true, cur); !errors.Is(err, errChainMoved) {
+		t.Errorf("headers that do not link: %v, want errChainMoved", err)
+	}
+	if err := checkConsistency(logs, broken, 10, 12, false, true, cur); err != nil {
+		t.Errorf("far from the head linkage is not checked: %v", err)
 	}
 }
