@@ -35,8 +35,9 @@ postgres: ## Install PostgreSQL (apt-get) if its server programs are missing.
 	DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends postgresql
 
 .PHONY: run
-run: postgres build ## Migrate, add a dev API key and serve on 127.0.0.1:8080 with the local cluster.
+run: postgres build ## Migrate, seed demo data into an empty database, add a dev API key and serve on 127.0.0.1:8080.
 	$(BIN) migrate
+	$(BIN) seed demo --if-empty
 	@key=$$($(BIN) keys create --name "dev-$$(date +%Y%m%d-%H%M%S)" | tail -n 1) || exit 1; \
 	echo; \
 	echo "  Development API key (send it in the X-API-Token header):"; \

@@ -55,6 +55,8 @@ type command struct {
 var commands = []command{
 	migrateCommand,
 	indexCommand,
+	seedDemoCommand,
+	seedBenchCommand,
 	keysCreateCommand,
 	keysListCommand,
 	keysRevokeCommand,

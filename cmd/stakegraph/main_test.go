@@ -346,3 +346,33 @@ func TestServe(t *testing.T) {
 		t.Errorf("no shutdown log:\n%s", stderr.String())
 	}
 }
+
+// TestSeedIfEmpty checks the seed command's handling of a database that
+// already holds events; loading the demo set itself is the demo package's
+// to test.
+func TestSeedIfEmpty(t *testing.T) {
+	url := storetest.NewURL(t)
+	env := map[string]string{"DATABASE_URL": url}
+	if r := stakegraph(t, env, "seed", "demo", "--now", "yesterday"); r.code != 2 || !strings.Contains(errorLine(t, r), "not an RFC 3339 time") {
+		t.Errorf("seed demo --now yesterday: exit %d, stderr %q", r.code, r.stderr)
+	}
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`INSERT INTO operator_registered_events (block_number, log_index, tx_hash, block_time, operator_address)
+		VALUES (1, 0, '0x` + strings.Repeat("ab", 32) + `', now(), '0x` + strings.Repeat("cd", 20) + `')`); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{{"seed", "demo"}, {"seed", "bench"}} {
+		r := stakegraph(t, env, append(cmd, "--if-empty")...)
+		if r.code != 0 || !strings.Contains(r.stderr, "already holds data; not seeding") {
+			t.Errorf("%q --if-empty on a database with events: exit %d\n%s", cmd, r.code, r.stderr)
+		}
+		r = stakegraph(t, env, cmd...)
+		if r.code != 1 || !strings.Contains(errorLine(t, r), "already holds events") {
+			t.Errorf("%q on a database with events: exit %d, stderr %q", cmd, r.code, r.stderr)
+		}
+	}
+}
