@@ -110,9 +110,12 @@ var eventsBySignature = map[string]struct {
 		[]contractRole{roleDelegationManager}, decodeOperatorShares(chain.SharesIncreased)},
 	"OperatorSharesDecreased(address,address,address,uint256)": {
 		[]contractRole{roleDelegationManager}, decodeOperatorShares(chain.SharesDecreased)},
-	"StakerDelegated(address,address)":        {[]contractRole{roleDelegationManager}, decodeDelegation(chain.Delegation)},
-	"StakerUndelegated(address,address)":      {[]contractRole{roleDelegationManager}, decodeDelegation(chain.Undelegation)},
-	"StakerForceUndelegated(address,address)": {[]contractRole{roleDelegationManager}, decodeDelegation(chain.Undelegation)},
+	"StakerDelegated(address,address)":   {[]contractRole{roleDelegationManager}, decodeDelegation(chain.Delegation)},
+	"StakerUndelegated(address,address)": {[]contractRole{roleDelegationManager}, decodeDelegation(chain.Undelegation)},
+	// Every version of the DelegationManager emits StakerUndelegated right
+	// beside StakerForceUndelegated; applying both would count one
+	// undelegation twice, so the forced variant is only checked.
+	"StakerForceUndelegated(address,address)": {[]contractRole{roleDelegationManager}, decodeOnly},
 	"WithdrawalQueued(bytes32,(address,address,address,uint256,uint32,address[],uint256[]))": {
 		[]contractRole{roleDelegationManager}, decodeWithdrawalQueued},
 	"SlashingWithdrawalQueued(bytes32,(address,address,address,uint256,uint32,address[],uint256[]),uint256[])": {

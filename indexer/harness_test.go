@@ -177,7 +177,9 @@ func (w *world) script() {
 	c.DelegationManager.Transact(t, "undelegate", w.staker2, w.op2)
 	c.DelegationManager.Transact(t, "decreaseOperatorShares", w.op2, w.staker2, w.strat2.Address, ether(4))
 	c.AVSDirectory.Transact(t, "updateRegistration", w.op2, w.avs1.Address, uint8(0))
+	// A forced undelegation: the contract emits both events.
 	c.DelegationManager.Transact(t, "forceUndelegate", w.staker3, w.op2)
+	c.DelegationManager.Transact(t, "undelegate", w.staker3, w.op2)
 	c.Commit()
 }
 
