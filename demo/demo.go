@@ -81,7 +81,7 @@ var BenchScale = Scale{
 	Stakers:            300000,
 	RewardsSubmissions: 10000,
 	DepositPPM:         22000,
-	PodUpdatePPM:       80000,
+	PodUpdatePPM:       88000,
 	WithdrawalPPM:      3000,
 	UndelegationPPM:    1500,
 	DelegationPPM:      3000,

@@ -297,6 +297,9 @@ func newGenerator(opts Options, sc Scale) (*generator, error) {
 		g.amountPPM = int64(DemoScale.Stakers) * 1_000_000 / int64(sc.Stakers)
 	}
 	g.setupMarkets()
+	if len(g.liquid) == 0 {
+		return nil, fmt.Errorf("demo: network %q has no liquid-token strategy", opts.Network.Name)
+	}
 	g.setupEntities()
 	return g, nil
 }
@@ -325,6 +328,7 @@ func (g *generator) setupMarkets() {
 			g.addToken(s.UnderlyingToken, symbol, si.priceMicro)
 		}
 	}
+	// Reward tokens: mainnet's WETH and EIGEN; made-up addresses elsewhere.
 	weth, eigen := mainnetWETH, mainnetEIGEN
 	if g.opts.Network.Name != "mainnet" {
 		weth, eigen = g.address("token", 1), g.address("token", 2)

@@ -137,9 +137,10 @@ type BenchOptions struct {
 // SeedBench generates the bench world and loads it into db, which must
 // hold no events. Generation runs alongside loading and memory stays
 // bounded: days are applied and committed a few at a time, and the
-// aggregates are refreshed once at the end. Progress goes to progress
-// (nil for none), one line per commit, or a line rewritten in place when
-// progress is a terminal.
+// aggregates are refreshed once at the end. A load that fails part way
+// leaves the days committed so far; seed a fresh database again. Progress
+// goes to progress (nil for none): a line every few seconds, or one line
+// rewritten in place when progress is a terminal.
 func SeedBench(ctx context.Context, db *store.DB, opts BenchOptions, progress io.Writer) error {
 	opts.Options = opts.Options.withDefaults()
 	sc := opts.Scale
@@ -166,7 +167,7 @@ func SeedBench(ctx context.Context, db *store.DB, opts BenchOptions, progress io
 	// loader.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	days := make(chan *chain.Batch, 2*per)
+	days := make(chan *chain.Batch, per)
 	genErr := make(chan error, 1)
 	go func() {
 		defer close(days)
