@@ -1,6 +1,6 @@
 // The stakegraph playground: GraphiQL with an API key field. Everything it
 // needs is bundled into dist/index.html by build.mjs, so it works offline.
-import React, { useMemo, useState } from 'react';
+import React, { useEffect, useMemo, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { GraphiQL } from 'graphiql';
 import { createGraphiQLFetcher } from '@graphiql/toolkit';
@@ -34,16 +34,24 @@ query TopAVS {
 
 function Playground() {
   const [apiKey, setApiKey] = useState(() => window.localStorage.getItem(keyStorage) || '');
-  // A new fetcher for a new key makes GraphiQL read the schema again.
+  const [draft, setDraft] = useState(apiKey);
+  // A new fetcher for a new key makes GraphiQL read the schema again. The
+  // key is taken on Enter, on leaving the field, or after a pause in typing,
+  // not on every keystroke.
   const fetcher = useMemo(
     () => createGraphiQLFetcher({ url: endpoint, headers: apiKey ? { 'X-API-Token': apiKey } : {} }),
     [apiKey],
   );
-  const onKey = (e) => {
-    const key = e.target.value.trim();
+  const apply = (value) => {
+    const key = value.trim();
+    if (key === apiKey) return;
     window.localStorage.setItem(keyStorage, key);
     setApiKey(key);
   };
+  useEffect(() => {
+    const timer = setTimeout(() => apply(draft), 800);
+    return () => clearTimeout(timer);
+  }, [draft]);
   return (
     <div className="sg-root">
       <header className="sg-bar">
@@ -56,10 +64,13 @@ function Playground() {
             autoComplete="off"
             spellCheck="false"
             placeholder="paste your API key"
-            defaultValue={apiKey}
-            onChange={onKey}
+            value={draft}
+            onChange={(e) => setDraft(e.target.value)}
+            onBlur={() => apply(draft)}
+            onKeyDown={(e) => e.key === 'Enter' && apply(draft)}
           />
         </label>
+        <span id="api-key-state" className="sg-state">{apiKey ? 'key set' : 'no key'}</span>
       </header>
       <div className="sg-graphiql">
         <GraphiQL key={apiKey} fetcher={fetcher} defaultQuery={defaultQuery} shouldPersistHeaders={false} />
