@@ -44,7 +44,8 @@ run: postgres build ## Migrate, seed demo data into an empty database, add a dev
 	echo; \
 	echo "      $$key"; \
 	echo; \
-	echo "  Try: curl -H 'X-API-Token: $$key' http://127.0.0.1:8080/healthz"; \
+	echo "  Try: curl -H 'X-API-Token: $$key' -H 'Content-Type: application/json' \\"; \
+	echo "         -d '{\"query\":\"{ __typename }\"}' http://127.0.0.1:8080/graphql"; \
 	echo
 	$(BIN) serve
 
