@@ -117,6 +117,10 @@ var ErrFatal = errors.New("indexer cannot continue")
 // errChainMoved says the node's chain changed while a batch was read.
 var errChainMoved = errors.New("the chain changed while the batch was read")
 
+// avsStateWindow is how many blocks below the head an AVS's state is read
+// at: well inside the 128 recent blocks whose state every full node keeps.
+const avsStateWindow = 64
+
 // avsObservationLogIndex is the log index given to observations of an
 // AVS's restakeable strategies made at a block: after every real log of it.
 const avsObservationLogIndex = math.MaxInt32
@@ -401,12 +405,18 @@ func (ix *Indexer) Step(ctx context.Context) (bool, error) {
 	batch.Head = chain.Position{BlockNumber: to, BlockHash: hexLower(last.Hash[:]), BlockTime: last.Time}
 
 	// An AVS's restakeable strategies are read from its service manager
-	// at the block of the last log that named it (so the observation does
-	// not depend on how blocks were batched); that state is only kept by
-	// full nodes near the head, so far behind it the reads wait until the
-	// index is caught up.
-	if nearHead && len(obs.TouchedAVS) > 0 {
-		batch.AVSStrategies, err = ix.readAVSStrategies(ctx, obs.TouchedAVS)
+	// at each block that named it (so the observation does not depend on
+	// how blocks were batched). Full nodes keep the state of recent blocks
+	// only, so the reads are made within avsStateWindow blocks of the head;
+	// an AVS seen further back is read once the index is caught up.
+	if len(obs.TouchedAVS) > 0 {
+		recent := make(map[AVSBlock]chain.Position, len(obs.TouchedAVS))
+		for k, pos := range obs.TouchedAVS {
+			if k.Block+avsStateWindow >= head {
+				recent[k] = pos
+			}
+		}
+		batch.AVSStrategies, err = ix.readAVSStrategies(ctx, recent)
 		if err != nil {
 			return false, err
 		}

@@ -179,6 +179,9 @@ func classify(method string, err error) error {
 			return fmt.Errorf("%w: %v", ErrRangeTooLarge, err)
 		}
 	}
+	if method == "eth_call" && stateUnavailable(err) {
+		return fmt.Errorf("%w: %v", errPermanent, err)
+	}
 	var rpcErr rpc.Error
 	if errors.As(err, &rpcErr) {
 		switch {

@@ -32,7 +32,7 @@ func (ix *Indexer) callView(ctx context.Context, addr string, block *big.Int, me
 		return nil, fmt.Errorf("pack %s: %w", method, err)
 	}
 	out, err := ix.node.Call(ctx, common.HexToAddress(addr), data, block)
-	if errors.Is(err, ErrReverted) {
+	if errors.Is(err, ErrReverted) || (err != nil && block != nil && stateUnavailable(err)) {
 		return nil, fmt.Errorf("%w: %s on %s: %v", errNoAnswer, method, addr, err)
 	}
 	if err != nil {
@@ -43,6 +43,19 @@ func (ix *Indexer) callView(ctx context.Context, addr string, block *big.Int, me
 		return nil, fmt.Errorf("%w: %s on %s returned %d bytes", errNoAnswer, method, addr, len(out))
 	}
 	return vals, nil
+}
+
+// stateUnavailable recognises a node's answer that it no longer keeps the
+// state of the block a call asked for (a pruned, non-archive node).
+func stateUnavailable(err error) bool {
+	msg := strings.ToLower(err.Error())
+	for _, s := range []string{"missing trie node", "state not available", "historical state", "pruned",
+		"state is not available", "required historical state"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // UpdateReference reads every known strategy's exchange rate and underlying

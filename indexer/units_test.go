@@ -203,6 +203,7 @@ func TestClassifyNodeErrors(t *testing.T) {
 		{"eth_call", codedError{3, "execution reverted"}, ErrReverted},
 		{"eth_call", codedError{-32601, "the method eth_call does not exist"}, errPermanent},
 		{"eth_call", fmt.Errorf("%w: timeout", context.DeadlineExceeded), nil},
+		{"eth_call", codedError{-32000, "missing trie node 1234abcd (path ) state 0x1234 is not available"}, errPermanent},
 	} {
 		got := classify(c.method, c.err)
 		for _, sentinel := range []error{ErrRangeTooLarge, ErrReverted, errPermanent} {
