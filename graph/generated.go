@@ -2695,9 +2695,9 @@ type Tvl {
   tvlRestaking: Float!
   "TVL of the wrapped-ETH strategy (symbol WETH), in ETH; 0 where there is none."
   tvlWETH: Float!
-  "TVL of each strategy in its native token, keyed by strategy symbol."
+  "TVL of each restaking strategy (every strategy but beacon-chain ETH, which is ` + "`" + `tvlBeaconChain` + "`" + `) in its native token, keyed by symbol."
   tvlStrategies: StrategyValues!
-  "TVL of each strategy in ETH, keyed by strategy symbol."
+  "TVL of each restaking strategy (every strategy but beacon-chain ETH) in ETH, keyed by symbol."
   tvlStrategiesEth: StrategyValues!
 }
 
@@ -2765,7 +2765,11 @@ type Avs {
     "Records to return, 1 to 1000."
     take: Int = 12
   ): AvsOperatorPage!
-  "The stakers delegated to the AVS's active operators, paginated by staker address."
+  """
+  The stakers that totalStakers counts (delegated to an active operator of
+  the AVS and holding shares in a strategy it restakes), paginated, ordered
+  by operator and staker address.
+  """
   stakers(
     "Records to skip."
     skip: Int = 0
@@ -3250,9 +3254,9 @@ type Metrics {
   tvlBeaconChain: Float!
   "Combined TVL of all liquid staking token strategies, in ETH."
   tvlRestaking: Float!
-  "TVL of each strategy in its native token, keyed by strategy symbol."
+  "TVL of each restaking strategy (every strategy but beacon-chain ETH, which is ` + "`" + `tvlBeaconChain` + "`" + `) in its native token, keyed by symbol."
   tvlStrategies: StrategyValues!
-  "TVL of each strategy in ETH, keyed by strategy symbol."
+  "TVL of each restaking strategy (every strategy but beacon-chain ETH) in ETH, keyed by symbol."
   tvlStrategiesEth: StrategyValues!
   "The number of AVS."
   totalAVS: Int!
@@ -3292,9 +3296,9 @@ type Metrics {
 type RestakingTvl {
   "Combined TVL of all strategies except EIGEN, in ETH."
   tvl: Float!
-  "TVL of each strategy in its native token, keyed by strategy symbol."
+  "TVL of each restaking strategy (every strategy but beacon-chain ETH, which is ` + "`" + `tvlBeaconChain` + "`" + `) in its native token, keyed by symbol."
   tvlStrategies: StrategyValues!
-  "TVL of each strategy in ETH, keyed by strategy symbol."
+  "TVL of each restaking strategy (every strategy but beacon-chain ETH) in ETH, keyed by symbol."
   tvlStrategiesEth: StrategyValues!
   "The change of ` + "`" + `tvl` + "`" + ` over the last day."
   change24h: Change!

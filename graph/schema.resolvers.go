@@ -712,19 +712,21 @@ func (r *Resolver) StrategyShares() StrategySharesResolver { return &strategySha
 // Withdrawal returns WithdrawalResolver implementation.
 func (r *Resolver) Withdrawal() WithdrawalResolver { return &withdrawalResolver{r} }
 
-type avsResolver struct{ *Resolver }
-type avsOperatorResolver struct{ *Resolver }
-type avsRegistrationResolver struct{ *Resolver }
-type avsRewardsResolver struct{ *Resolver }
-type delegationEventResolver struct{ *Resolver }
-type depositResolver struct{ *Resolver }
-type metricsResolver struct{ *Resolver }
-type operatorResolver struct{ *Resolver }
-type pageMetaResolver struct{ *Resolver }
-type queryResolver struct{ *Resolver }
-type rewardsSubmissionResolver struct{ *Resolver }
-type rewardsSubmissionStrategyResolver struct{ *Resolver }
-type stakerResolver struct{ *Resolver }
-type strategyResolver struct{ *Resolver }
-type strategySharesResolver struct{ *Resolver }
-type withdrawalResolver struct{ *Resolver }
+type (
+	avsResolver                       struct{ *Resolver }
+	avsOperatorResolver               struct{ *Resolver }
+	avsRegistrationResolver           struct{ *Resolver }
+	avsRewardsResolver                struct{ *Resolver }
+	delegationEventResolver           struct{ *Resolver }
+	depositResolver                   struct{ *Resolver }
+	metricsResolver                   struct{ *Resolver }
+	operatorResolver                  struct{ *Resolver }
+	pageMetaResolver                  struct{ *Resolver }
+	queryResolver                     struct{ *Resolver }
+	rewardsSubmissionResolver         struct{ *Resolver }
+	rewardsSubmissionStrategyResolver struct{ *Resolver }
+	stakerResolver                    struct{ *Resolver }
+	strategyResolver                  struct{ *Resolver }
+	strategySharesResolver            struct{ *Resolver }
+	withdrawalResolver                struct{ *Resolver }
+)

@@ -75,42 +75,52 @@ func (db *DB) CountOperatorStakers(ctx context.Context, operators []string) (map
 		GROUP BY operator_address`, pq.Array(operators))
 }
 
-// ListAVSStakers returns, for each of the given AVS, one page of the stakers
-// delegated to its active operators ordered by address, all in one
-// statement. Rows are grouped by AVS in the order of avs.
+// avsStakerCondition selects, for registrations ao of the AVS a, the
+// stakers s that the AVS's totalStakers counts: delegated to an active
+// operator and holding shares in a strategy the AVS restakes.
+const avsStakerCondition = `ao.is_active
+	AND EXISTS (
+		SELECT 1 FROM staker_shares ss
+		WHERE ss.staker_address = s.address AND ss.shares > 0
+		  AND ss.strategy_address = ANY (a.restakeable_strategies))`
+
+// ListAVSStakers returns, for each of the given AVS, one page of its
+// stakers (those its totalStakers counts) ordered by operator and staker
+// address, which walks the registration and staker indexes in order, all in
+// one statement. Rows are grouped by AVS in the order of avs.
 func (db *DB) ListAVSStakers(ctx context.Context, avs []string, p Page) ([]OperatorStaker, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	var out []OperatorStaker
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectRanked(ctx, &out, `
 		SELECT k.key, x.*
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (
-			SELECT `+stakerColumns+`
-			FROM stakers s
-			WHERE s.operator_address IN (
-				SELECT ao.operator_address
-				FROM avs_operators ao
-				WHERE ao.avs_address = k.key AND ao.is_active)
-			ORDER BY s.address
+			SELECT `+stakerColumns+`, row_number() OVER (ORDER BY ao.operator_address, s.address) AS rank
+			FROM avs a
+			JOIN avs_operators ao ON ao.avs_address = a.address
+			JOIN stakers s ON s.operator_address = ao.operator_address
+			WHERE a.address = k.key AND `+avsStakerCondition+`
+			ORDER BY ao.operator_address, s.address
 			LIMIT $2 OFFSET $3
 		) x
-		ORDER BY k.position, x.address`, pq.Array(avs), p.Take, p.Skip); err != nil {
+		ORDER BY k.position, x.rank`, pq.Array(avs), p.Take, p.Skip); err != nil {
 		return nil, fmt.Errorf("list avs stakers: %w", Classify(err))
 	}
 	return out, nil
 }
 
-// CountAVSStakers returns the number of stakers delegated to the active
-// operators of each of the given AVS; AVS with none are left out of the map.
+// CountAVSStakers returns the number of stakers (as ListAVSStakers selects
+// them) of each of the given AVS; AVS with none are left out of the map.
 func (db *DB) CountAVSStakers(ctx context.Context, avs []string) (map[string]int, error) {
 	return db.countByKey(ctx, "count avs stakers", `
-		SELECT ao.avs_address AS key, count(*) AS n
-		FROM avs_operators ao
+		SELECT a.address AS key, count(*) AS n
+		FROM avs a
+		JOIN avs_operators ao ON ao.avs_address = a.address
 		JOIN stakers s ON s.operator_address = ao.operator_address
-		WHERE ao.avs_address = ANY($1) AND ao.is_active
-		GROUP BY ao.avs_address`, pq.Array(avs))
+		WHERE a.address = ANY($1) AND `+avsStakerCondition+`
+		GROUP BY a.address`, pq.Array(avs))
 }
 
 // DelegationEvent is a stored delegation event. Strategy, Shares and the

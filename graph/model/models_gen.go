@@ -113,9 +113,9 @@ type Query struct {
 type RestakingTvl struct {
 	// Combined TVL of all strategies except EIGEN, in ETH.
 	Tvl float64 `json:"tvl"`
-	// TVL of each strategy in its native token, keyed by strategy symbol.
+	// TVL of each restaking strategy (every strategy but beacon-chain ETH, which is `tvlBeaconChain`) in its native token, keyed by symbol.
 	TvlStrategies StrategyValues `json:"tvlStrategies"`
-	// TVL of each strategy in ETH, keyed by strategy symbol.
+	// TVL of each restaking strategy (every strategy but beacon-chain ETH) in ETH, keyed by symbol.
 	TvlStrategiesEth StrategyValues `json:"tvlStrategiesEth"`
 	// The change of `tvl` over the last day.
 	Change24h *Change `json:"change24h"`
@@ -182,9 +182,9 @@ type Tvl struct {
 	TvlRestaking float64 `json:"tvlRestaking"`
 	// TVL of the wrapped-ETH strategy (symbol WETH), in ETH; 0 where there is none.
 	TvlWeth float64 `json:"tvlWETH"`
-	// TVL of each strategy in its native token, keyed by strategy symbol.
+	// TVL of each restaking strategy (every strategy but beacon-chain ETH, which is `tvlBeaconChain`) in its native token, keyed by symbol.
 	TvlStrategies StrategyValues `json:"tvlStrategies"`
-	// TVL of each strategy in ETH, keyed by strategy symbol.
+	// TVL of each restaking strategy (every strategy but beacon-chain ETH) in ETH, keyed by symbol.
 	TvlStrategiesEth StrategyValues `json:"tvlStrategiesEth"`
 }
 
