@@ -72,7 +72,9 @@ func (t DelegationType) Valid() bool {
 }
 
 // DelegationEvent is one of StakerDelegated (DELEGATION),
-// StakerUndelegated / StakerForceUndelegated (UNDELEGATION),
+// StakerUndelegated (UNDELEGATION; a forced undelegation emits
+// StakerForceUndelegated beside StakerUndelegated, and only the latter
+// becomes an event here, so that it is not counted twice),
 // OperatorSharesIncreased (SHARES_INCREASED) and OperatorSharesDecreased
 // (SHARES_DECREASED). Strategy and Shares are set only for the two share
 // types.

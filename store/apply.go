@@ -73,10 +73,13 @@ func (tx *Tx) prepareApply(ctx context.Context) error {
 		    block_number BIGINT NOT NULL,
 		    block_time TIMESTAMPTZ NOT NULL
 		) ON COMMIT DELETE ROWS;
-		CREATE TEMP TABLE IF NOT EXISTS apply_delegation_changes (
-		    staker_address TEXT NOT NULL
+		CREATE TEMP TABLE IF NOT EXISTS apply_delegations (
+		    staker_address TEXT NOT NULL,
+		    operator_address TEXT,
+		    block_number BIGINT NOT NULL,
+		    log_index INTEGER NOT NULL
 		) ON COMMIT DELETE ROWS;
-		TRUNCATE apply_share_deltas, apply_touched_stakers, apply_delegation_changes`)
+		TRUNCATE apply_share_deltas, apply_touched_stakers, apply_delegations`)
 	if err != nil {
 		return fmt.Errorf("prepare apply: %w", Classify(err))
 	}
@@ -243,6 +246,10 @@ func (tx *Tx) applyMetadataURIs(ctx context.Context, b *chain.Batch) error {
 		pq.Array(p.blocks), pq.Array(formatTimes(p.times)), pq.Array(subjects), pq.Array(addrs)); err != nil {
 		return err
 	}
+	// A strategies observation stored before the AVS row existed applies now.
+	if err := tx.recomputeAVSStrategies(ctx, avsAddresses(b.MetadataURIs)); err != nil {
+		return err
+	}
 	// The latest URI per subject wins.
 	for _, table := range []string{"avs", "operators"} {
 		subject := map[string]string{"avs": "avs", "operators": "operator"}[table]
@@ -262,6 +269,17 @@ func (tx *Tx) applyMetadataURIs(ctx context.Context, b *chain.Batch) error {
 		}
 	}
 	return tx.markDirty(ctx, p.minTime)
+}
+
+// avsAddresses returns the AVS addresses that metadata URI events name.
+func avsAddresses(events []chain.MetadataURIUpdated) []string {
+	var out []string
+	for _, e := range events {
+		if e.Subject == chain.SubjectAVS {
+			out = append(out, lower(e.Address))
+		}
+	}
+	return out
 }
 
 func (tx *Tx) applyMetadataDocuments(ctx context.Context, b *chain.Batch) error {
@@ -456,12 +474,13 @@ func (tx *Tx) applyDelegations(ctx context.Context, b *chain.Batch) error {
 		    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
 		                $7::text[], $8::text[], $9::text[]) AS u(b, l, t, bt, ty, s, o, st, sh)
 		    ON CONFLICT DO NOTHING
-		    RETURNING staker_address, block_number, block_time, type
+		    RETURNING staker_address, operator_address, block_number, log_index, block_time, type
 		), touched AS (
 		    INSERT INTO apply_touched_stakers SELECT staker_address, block_number, block_time FROM ins
 		)
-		INSERT INTO apply_delegation_changes
-		SELECT DISTINCT staker_address FROM ins WHERE type IN ('DELEGATION', 'UNDELEGATION')`, args...); err != nil {
+		INSERT INTO apply_delegations
+		SELECT staker_address, CASE WHEN type = 'DELEGATION' THEN operator_address END, block_number, log_index
+		FROM ins WHERE type IN ('DELEGATION', 'UNDELEGATION')`, args...); err != nil {
 		return err
 	}
 	return tx.markDirty(ctx, p.minTime)
@@ -754,16 +773,20 @@ func (tx *Tx) applyStakerState(ctx context.Context, _ *chain.Batch) error {
 			return err
 		}
 	}
+	// The latest delegation change of the batch wins, unless the staker's
+	// stored one is later still (a batch replayed out of order). Comparing
+	// positions spares reading the staker's delegation history back.
 	_, err = tx.ExecContext(ctx, `
 		UPDATE stakers s
-		SET operator_address = CASE WHEN l.type = 'DELEGATION' THEN l.operator_address END
+		SET operator_address = l.operator_address,
+		    delegation_block = l.block_number, delegation_log_index = l.log_index
 		FROM (
-		    SELECT DISTINCT ON (e.staker_address) e.staker_address, e.type, e.operator_address
-		    FROM delegation_events e
-		    WHERE e.staker_address IN (SELECT staker_address FROM apply_delegation_changes)
-		      AND e.type IN ('DELEGATION', 'UNDELEGATION')
-		    ORDER BY e.staker_address, e.block_number DESC, e.log_index DESC
+		    SELECT DISTINCT ON (staker_address) staker_address, operator_address, block_number, log_index
+		    FROM apply_delegations
+		    ORDER BY staker_address, block_number DESC, log_index DESC
 		) l
-		WHERE s.address = l.staker_address`)
+		WHERE s.address = l.staker_address
+		  AND (s.delegation_block IS NULL
+		       OR (s.delegation_block, s.delegation_log_index) < (l.block_number, l.log_index))`)
 	return err
 }

@@ -93,12 +93,16 @@ func (tx *Tx) recomputeStakers(ctx context.Context, k EntityKeys) error {
 	}
 	_, err := tx.ExecContext(ctx, `
 		UPDATE stakers s
-		SET operator_address = (
-		    SELECT CASE WHEN e.type = 'DELEGATION' THEN e.operator_address END
+		SET operator_address = CASE WHEN l.type = 'DELEGATION' THEN l.operator_address END,
+		    delegation_block = l.block_number, delegation_log_index = l.log_index
+		FROM unnest($1::text[]) AS k(address)
+		LEFT JOIN LATERAL (
+		    SELECT e.type, e.operator_address, e.block_number, e.log_index
 		    FROM delegation_events e
-		    WHERE e.staker_address = s.address AND e.type IN ('DELEGATION', 'UNDELEGATION')
-		    ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1)
-		WHERE s.address = ANY($1)`, stakers)
+		    WHERE e.staker_address = k.address AND e.type IN ('DELEGATION', 'UNDELEGATION')
+		    ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1
+		) l ON TRUE
+		WHERE s.address = k.address`, stakers)
 	return err
 }
 

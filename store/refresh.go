@@ -360,7 +360,7 @@ func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
 		       COALESCE(v.beacon + v.restaking, 0), COALESCE(v.beacon, 0), COALESCE(v.restaking, 0),
 		       COALESCE(v.delegated, 0),
 		       CASE WHEN COALESCE(v.beacon + v.restaking, 0) > 0
-		            THEN v.delegated / (v.beacon + v.restaking) ELSE 0 END
+		            THEN round(v.delegated / (v.beacon + v.restaking), 18) ELSE 0 END
 		FROM days d
 		CROSS JOIN base b
 		LEFT JOIN per_day p ON p.day = d.day
