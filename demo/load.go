@@ -62,17 +62,20 @@ func SeedDemo(ctx context.Context, db *store.DB, opts Options) error {
 	if err := prepare(ctx, db, opts.Network.Name); err != nil {
 		return err
 	}
-	return db.InTx(ctx, func(tx *store.Tx) error {
-		if err := writeReference(ctx, tx, w.Reference); err != nil {
-			return err
-		}
-		for i := 0; i < len(w.Batches); i += demoDaysPerApply {
-			b := merge(w.Batches[i:min(i+demoDaysPerApply, len(w.Batches))])
-			if err := tx.ApplyBatch(ctx, b); err != nil {
+	// The event tables' secondary indexes are built once, after the load.
+	return db.BulkLoad(ctx, func(ctx context.Context) error {
+		return db.InTx(ctx, func(tx *store.Tx) error {
+			if err := writeReference(ctx, tx, w.Reference); err != nil {
 				return err
 			}
-		}
-		return finish(ctx, tx, w.Reference, w.Head, opts.Now)
+			for i := 0; i < len(w.Batches); i += demoDaysPerApply {
+				b := merge(w.Batches[i:min(i+demoDaysPerApply, len(w.Batches))])
+				if err := tx.ApplyBatch(ctx, b); err != nil {
+					return err
+				}
+			}
+			return finish(ctx, tx, w.Reference, w.Head, opts.Now)
+		})
 	})
 }
 
@@ -162,7 +165,15 @@ func SeedBench(ctx context.Context, db *store.DB, opts BenchOptions, progress io
 	if err := db.InTx(ctx, func(tx *store.Tx) error { return writeReference(ctx, tx, ref) }); err != nil {
 		return err
 	}
+	// The event tables' secondary indexes are built once, after the load.
+	return db.BulkLoad(ctx, func(ctx context.Context) error {
+		return loadBench(ctx, db, opts, sc, per, g, ref, progress)
+	})
+}
 
+// loadBench streams the generated days into db, several days per
+// transaction, and refreshes once at the end.
+func loadBench(ctx context.Context, db *store.DB, opts BenchOptions, sc Scale, per int, g *generator, ref Reference, progress io.Writer) error {
 	// The generator runs in its own goroutine, a few days ahead of the
 	// loader.
 	ctx, cancel := context.WithCancel(ctx)
@@ -215,7 +226,7 @@ func SeedBench(ctx context.Context, db *store.DB, opts BenchOptions, progress io
 	}
 	start := time.Now()
 	meter.printf("refreshing aggregates and %d daily snapshots...", sc.Days)
-	err = db.InTx(ctx, func(tx *store.Tx) error { return finish(ctx, tx, ref, head, opts.Now) })
+	err := db.InTx(ctx, func(tx *store.Tx) error { return finish(ctx, tx, ref, head, opts.Now) })
 	if err != nil {
 		return err
 	}

@@ -71,8 +71,14 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// Migrate applies every pending migration to this database.
-func (db *DB) Migrate(ctx context.Context) error { return Migrate(ctx, db.DB.DB) }
+// Migrate applies every pending migration to this database and rebuilds
+// any index that an interrupted bulk load left suspended.
+func (db *DB) Migrate(ctx context.Context) error {
+	if err := Migrate(ctx, db.DB.DB); err != nil {
+		return err
+	}
+	return db.RestoreIndexes(ctx)
+}
 
 // Ping checks that the database answers; readiness probes use it.
 func (db *DB) Ping(ctx context.Context) error {

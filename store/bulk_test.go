@@ -1,0 +1,83 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
+)
+
+// indexSet lists the indexes of the large event tables.
+func indexSet(t *testing.T, db *store.DB) string {
+	t.Helper()
+	return query(t, db, `
+		SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes
+		WHERE tablename IN ('delegation_events', 'deposits', 'pod_share_events', 'withdrawals')`)
+}
+
+func TestBulkLoadRebuildsIndexesAndKeepsData(t *testing.T) {
+	ctx := context.Background()
+	want := storetest.New(t)
+	loadScenario(t, want, scenario())
+
+	db := storetest.New(t)
+	before := indexSet(t, db)
+	var during string
+	err := db.BulkLoad(ctx, func(ctx context.Context) error {
+		during = indexSet(t, db)
+		loadScenario(t, db, scenario())
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during == before {
+		t.Errorf("no index was suspended during the load: %s", during)
+	}
+	if after := indexSet(t, db); after != before {
+		t.Errorf("indexes after the load:\n%s\nwant:\n%s", after, before)
+	}
+	if g, w := entityState(t, db), entityState(t, want); g != w {
+		t.Errorf("state after a bulk load:\n%s\nwant:\n%s", g, w)
+	}
+}
+
+func TestBulkLoadRestoresIndexesWhenTheLoadFails(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.New(t)
+	before := indexSet(t, db)
+	boom := errors.New("boom")
+	if err := db.BulkLoad(ctx, func(context.Context) error { return boom }); !errors.Is(err, boom) {
+		t.Fatalf("BulkLoad error = %v, want the load's", err)
+	}
+	if after := indexSet(t, db); after != before {
+		t.Errorf("indexes after a failed load:\n%s\nwant:\n%s", after, before)
+	}
+}
+
+// A bulk load killed before it rebuilt its indexes leaves them recorded;
+// the next migrate rebuilds them.
+func TestMigrateRebuildsIndexesOfADeadBulkLoad(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.New(t)
+	before := indexSet(t, db)
+	for _, stmt := range []string{
+		`INSERT INTO suspended_indexes SELECT indexname, indexdef FROM pg_indexes WHERE indexname = 'delegation_events_tx_idx'`,
+		`DROP INDEX delegation_events_tx_idx`,
+	} {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if indexSet(t, db) == before {
+		t.Fatal("the index was not dropped")
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := indexSet(t, db); after != before {
+		t.Errorf("indexes after migrate:\n%s\nwant:\n%s", after, before)
+	}
+}
