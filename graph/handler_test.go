@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/internal/derrors"
@@ -255,7 +256,14 @@ func TestExecutor(t *testing.T) {
 // statement per level, never one per item.
 func TestStatementsDoNotGrowWithItems(t *testing.T) {
 	db := demoDB(t)
-	c := newClient(t, db, testOptions())
+	// A batch collects the keys that resolvers running concurrently load
+	// within its window. Under the race detector on a busy machine,
+	// hundreds of resolver goroutines can take longer than the production
+	// window of 2ms to be scheduled, which would split a batch; a wide
+	// window keeps the count about the query's shape.
+	opts := testOptions()
+	opts.BatchWait = 250 * time.Millisecond
+	c := newClient(t, db, opts)
 	const q = `query($n: Int!) {
 		avsList(take: $n, includeInvisible: true) {
 			data {
