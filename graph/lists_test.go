@@ -197,7 +197,9 @@ type operatorRecord struct {
 	AvsRegistrations []struct {
 		AvsAddress string
 		IsActive   bool
+		Operator   *struct{ Address string }
 	}
+	Shares []sharesRecord
 }
 
 const operatorsQuery = `
@@ -205,7 +207,8 @@ const operatorsQuery = `
 		operators(searchByText: $text, searchMode: $mode, sortByApy: $apy, sortByTvl: $tvl, sortByTotalAvs: $avs,
 		          sortByTotalStakers: $stakers, skip: $skip, take: $take) {
 			data { address metadataName totalStakers totalAvs maxApy maxApyNumber createdAtBlock tvl { tvl }
-			       avsRegistrations { avsAddress isActive } }
+			       avsRegistrations { avsAddress isActive operator { address } }
+			       shares { strategyAddress shares ethValue } }
 			meta { total skip take }
 		}
 	}`
@@ -236,6 +239,24 @@ func TestOperatorList(t *testing.T) {
 		}
 		if want := sqlInt(t, db, `SELECT count(*) FROM avs_operators WHERE operator_address = $1`, o.Address); len(o.AvsRegistrations) != want {
 			t.Errorf("operator %s: %d registrations, want %d", o.Address, len(o.AvsRegistrations), want)
+		}
+		for _, r := range o.AvsRegistrations {
+			if r.Operator == nil || r.Operator.Address != o.Address {
+				t.Errorf("registration of %s has operator %+v", o.Address, r.Operator)
+			}
+		}
+		var eth float64
+		for _, sh := range o.Shares {
+			want := sqlString(t, db, `SELECT shares::text FROM operator_shares WHERE operator_address = $1 AND strategy_address = $2`, o.Address, sh.StrategyAddress)
+			if sh.Shares != want {
+				t.Errorf("operator %s shares in %s: %s, want %s", o.Address, sh.StrategyAddress, sh.Shares, want)
+			}
+			if sh.StrategyAddress != eigenStrategy {
+				eth += sh.EthValue
+			}
+		}
+		if len(o.Shares) != sqlInt(t, db, `SELECT count(*) FROM operator_shares WHERE operator_address = $1`, o.Address) || !near(eth, o.Tvl.Tvl) {
+			t.Errorf("operator %s: %d shares worth %v, tvl %v", o.Address, len(o.Shares), eth, o.Tvl.Tvl)
 		}
 	}
 

@@ -78,7 +78,10 @@ func TestStaker(t *testing.T) {
 				Withdrawals     withdrawalPage
 				Completed       withdrawalPage
 				Deposits        struct {
-					Data []struct{ Tx, StakerAddress, StrategyAddress, Shares string }
+					Data []struct {
+						Tx, StakerAddress, StrategyAddress, Shares string
+						Strategy                                   *struct{ Address string }
+					}
 					Meta meta
 				}
 			}
@@ -88,7 +91,7 @@ func TestStaker(t *testing.T) {
 			tvl { tvl tvlBeaconChain tvlRestaking }
 			withdrawals(take: 100) { data { withdrawalRoot stakerAddress isCompleted } meta { total skip take } }
 			completed: withdrawals(status: completed, take: 100) { data { withdrawalRoot isCompleted } meta { total skip take } }
-			deposits(take: 100) { data { tx stakerAddress strategyAddress shares } meta { total skip take } }
+			deposits(take: 100) { data { tx stakerAddress strategyAddress shares strategy { address } } meta { total skip take } }
 		} }`, map[string]any{"s": staker}).Staker
 
 		op := sqlString(t, db, `SELECT COALESCE(operator_address, '') FROM stakers WHERE address = $1`, staker)
@@ -125,6 +128,14 @@ func TestStaker(t *testing.T) {
 		}
 		checkMeta(t, "deposits", got.Deposits.Meta, len(got.Deposits.Data),
 			sqlInt(t, db, `SELECT count(*) FROM deposits WHERE staker_address = $1`, staker), 0, 100)
+		if len(got.Deposits.Data) == 0 {
+			t.Error("the staker has no deposits")
+		}
+		for _, d := range got.Deposits.Data {
+			if d.StakerAddress != staker || d.Strategy == nil || d.Strategy.Address != d.StrategyAddress {
+				t.Errorf("deposit %+v", d)
+			}
+		}
 	})
 
 	t.Run("default range", func(t *testing.T) {
@@ -139,6 +150,9 @@ func TestStaker(t *testing.T) {
 			times = append(times, e.BlockTime)
 			if e.Staker.Address != staker {
 				t.Errorf("event of %s", e.Staker.Address)
+			}
+			if e.Operator == nil || e.Operator.Address != e.Args.Operator {
+				t.Errorf("event with operator %s resolves to %+v", e.Args.Operator, e.Operator)
 			}
 			if (e.Type == "SHARES_INCREASED" || e.Type == "SHARES_DECREASED") != (e.Args.Shares != nil && e.Args.Strategy != nil) {
 				t.Errorf("%s event with strategy %v shares %v", e.Type, e.Args.Strategy, e.Args.Shares)
