@@ -81,3 +81,27 @@ func TestMigrateRebuildsIndexesOfADeadBulkLoad(t *testing.T) {
 		t.Errorf("indexes after migrate:\n%s\nwant:\n%s", after, before)
 	}
 }
+
+// Concurrent migrators of one fresh database serialise on the migration
+// lock instead of colliding.
+func TestConcurrentMigrate(t *testing.T) {
+	url := storetest.NewEmptyURL(t)
+	ctx := context.Background()
+	errs := make(chan error, 3)
+	for i := 0; i < 3; i++ {
+		go func() {
+			db, err := store.Open(ctx, url)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer db.Close()
+			errs <- db.Migrate(ctx)
+		}()
+	}
+	for i := 0; i < 3; i++ {
+		if err := <-errs; err != nil {
+			t.Errorf("migrate %d: %v", i, err)
+		}
+	}
+}

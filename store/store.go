@@ -6,6 +6,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 
 	"github.com/stakegraph/stakegraph/internal/derrors"
 )
@@ -59,9 +61,19 @@ func Open(ctx context.Context, url string, pool ...PoolConfig) (*DB, error) {
 	return &DB{DB: sqlx.NewDb(db.DB, "postgres")}, nil
 }
 
+// Migrations returns the embedded migration files (goose SQL files named
+// NNNNN_name.sql), for tools that key caches on their content.
+func Migrations() fs.FS { return mustSub(migrations, "migrations") }
+
 // Migrate applies every pending embedded migration. It is idempotent.
 func Migrate(ctx context.Context, db *sql.DB) error {
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, mustSub(migrations, "migrations"))
+	// A session-level advisory lock serialises concurrent migrators (two
+	// processes starting on a fresh database, say).
+	locker, err := lock.NewPostgresSessionLocker()
+	if err != nil {
+		return fmt.Errorf("migration lock: %w", err)
+	}
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, Migrations(), goose.WithSessionLocker(locker))
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
