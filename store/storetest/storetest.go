@@ -33,12 +33,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -478,36 +477,24 @@ var (
 	migrationsErr  error
 )
 
-// migrationsHash hashes the names and contents of the store's migration
-// files, read from the source tree next to this package, so that a changed
-// migration gets a new base template.
+// migrationsHash hashes the names and contents of the store's embedded
+// migration files, so that a changed migration gets a new base template.
 func migrationsHash() (string, error) {
 	migrationsOnce.Do(func() {
-		_, file, _, ok := runtime.Caller(0)
-		if !ok {
-			migrationsErr = errors.New("cannot locate the store's migrations")
-			return
-		}
-		dir := filepath.Join(filepath.Dir(file), "..", "migrations")
-		entries, err := os.ReadDir(dir)
+		fsys := store.Migrations()
+		names, err := fs.Glob(fsys, "*.sql")
 		if err != nil {
-			migrationsErr = fmt.Errorf("read the store's migrations (tests need the source tree): %w", err)
+			migrationsErr = err
 			return
-		}
-		var names []string
-		for _, e := range entries {
-			if !e.IsDir() && strings.HasSuffix(e.Name(), ".sql") {
-				names = append(names, e.Name())
-			}
 		}
 		if len(names) == 0 {
-			migrationsErr = fmt.Errorf("no migrations in %s", dir)
+			migrationsErr = errors.New("the store embeds no migrations")
 			return
 		}
 		sort.Strings(names)
 		h := sha256.New()
 		for _, n := range names {
-			b, err := os.ReadFile(filepath.Join(dir, n))
+			b, err := fs.ReadFile(fsys, n)
 			if err != nil {
 				migrationsErr = err
 				return
