@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stakegraph/stakegraph/store"
@@ -102,6 +103,32 @@ func TestConcurrentMigrate(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		if err := <-errs; err != nil {
 			t.Errorf("migrate %d: %v", i, err)
+		}
+	}
+}
+
+// The address and hash domains accept exactly lowercase 0x-hex of the right
+// length.
+func TestAddressAndHashDomains(t *testing.T) {
+	db := storetest.New(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		value, domain string
+		ok            bool
+	}{
+		{"0x" + strings.Repeat("ab", 20), "address", true},
+		{"0x" + strings.Repeat("AB", 20), "address", false},
+		{"0x" + strings.Repeat("ab", 19), "address", false},
+		{"0x" + strings.Repeat("ab", 21), "address", false},
+		{"0x" + strings.Repeat("g", 40), "address", false},
+		{"1x" + strings.Repeat("a", 40), "address", false},
+		{"0x" + strings.Repeat("0", 64), "hash32", true},
+		{"0x" + strings.Repeat("0", 63) + "\n", "hash32", false},
+		{"0x" + strings.Repeat("0", 62), "hash32", false},
+	} {
+		_, err := db.ExecContext(ctx, `SELECT $1::`+c.domain, c.value)
+		if (err == nil) != c.ok {
+			t.Errorf("%q::%s accepted = %v, want %v (%v)", c.value, c.domain, err == nil, c.ok, err)
 		}
 	}
 }
