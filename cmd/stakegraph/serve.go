@@ -3,15 +3,18 @@ package main
 import (
 	"context"
 	"flag"
+	"net/http"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stakegraph/stakegraph/apikey"
 	"github.com/stakegraph/stakegraph/graph"
+	"github.com/stakegraph/stakegraph/httpcache"
 	"github.com/stakegraph/stakegraph/internal/version"
 	"github.com/stakegraph/stakegraph/rest"
 	"github.com/stakegraph/stakegraph/server"
+	"github.com/stakegraph/stakegraph/store"
 )
 
 var serveCommand = command{
@@ -20,6 +23,8 @@ var serveCommand = command{
 	flags: func(fs *flag.FlagSet, c *cli) func(context.Context, []string) error {
 		addr := fs.String("addr", envOr(c.getenv, "STAKEGRAPH_ADDR", server.DefaultAddr), "API listen `address` (env STAKEGRAPH_ADDR)")
 		adminAddr := fs.String("admin-addr", envOr(c.getenv, "STAKEGRAPH_ADMIN_ADDR", server.DefaultAdminAddr), "`address` of the admin listener with /metrics; \"off\" disables it (env STAKEGRAPH_ADMIN_ADDR)")
+		cache := fs.Bool("response-cache", envOr(c.getenv, "STAKEGRAPH_RESPONSE_CACHE", "true") == "true",
+			"cache API responses in memory until the data version changes (env STAKEGRAPH_RESPONSE_CACHE)")
 		index := registerIndexFlags(fs, c, false)
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -43,7 +48,7 @@ var serveCommand = command{
 			}
 			srv := server.New(
 				server.Config{Addr: *addr, AdminAddr: admin, Logger: c.logger},
-				server.Deps{DB: db.DB, Registry: registry, Mounts: apiMounts(c, db, registry)},
+				server.Deps{DB: db.DB, Registry: registry, Mounts: apiMounts(ctx, c, db, registry, *cache)},
 			)
 			return srv.Run(ctx)
 		}
@@ -57,16 +62,34 @@ var serveCommand = command{
 //	func(r chi.Router) { r.Mount("/", restHandler) }
 //
 // The server itself serves /healthz and /readyz.
-func apiMounts(c *cli, db *database, registry *prometheus.Registry) []func(chi.Router) {
+//
+// With cached set, responses are kept in memory (package httpcache) until
+// the data version changes; the cache sits behind the API-key middleware,
+// so every request is authenticated and rate-limited first. The cache polls
+// the data version until ctx ends.
+func apiMounts(ctx context.Context, c *cli, db *database, registry *prometheus.Registry, cached bool) []func(chi.Router) {
 	auth := apikey.New(db.DB, apikey.Options{Logger: c.logger})
+	// SQL statements sent by this process, for statements-per-request
+	// figures (bench/).
+	registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "stakegraph_sql_statements_total",
+		Help: "SQL statements sent to PostgreSQL by this process.",
+	}, func() float64 { return float64(store.StatementCount()) }))
+	restAuth, gqlAuth := auth.Middleware, auth.Middleware
+	if cached {
+		cache := httpcache.New(db.DB, httpcache.Options{Logger: c.logger, Registerer: registry})
+		go cache.Run(ctx)
+		restAuth = func(h http.Handler) http.Handler { return auth.Middleware(cache.Middleware(h)) }
+		gqlAuth = func(h http.Handler) http.Handler { return auth.Middleware(cache.GraphQLMiddleware(h)) }
+	}
 	// The GraphQL playground page is served without a key, so that a
 	// browser can open it; its queries need one.
-	gql := graph.NewHandler(db.DB, graph.Options{Logger: c.logger, Authenticate: auth.Middleware})
+	gql := graph.NewHandler(db.DB, graph.Options{Logger: c.logger, Authenticate: gqlAuth})
 	// The REST API runs each route's operation through the same schema, and
 	// shares the key cache and rate limits with /graphql.
 	api := rest.NewHandler(rest.Config{
 		Executor:     graph.NewExecutor(db.DB, graph.Options{Logger: c.logger}),
-		Authenticate: auth.Middleware,
+		Authenticate: restAuth,
 		Version:      version.Version,
 	})
 	return []func(chi.Router){

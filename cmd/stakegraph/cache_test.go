@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
+)
+
+// TestServeResponseCache checks how serve mounts the response cache: behind
+// the API-key check, on REST and GraphQL, with conditional requests, and
+// off with --response-cache=false.
+func TestServeResponseCache(t *testing.T) {
+	dbURL := storetest.NewURL(t)
+	ctx := context.Background()
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.EnsureNetwork(ctx, "mainnet"); err != nil {
+		t.Fatal(err)
+	}
+	key, err := db.CreateAPIKey(ctx, "cache-test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, cached := range []bool{true, false} {
+		t.Run(fmt.Sprintf("cache=%v", cached), func(t *testing.T) {
+			base := serveOnFreePort(t, dbURL, fmt.Sprintf("--response-cache=%v", cached))
+			get := func(path, key string, header ...string) *http.Response {
+				t.Helper()
+				req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+				if key != "" {
+					req.Header.Set("X-API-Token", key)
+				}
+				for i := 0; i+1 < len(header); i += 2 {
+					req.Header.Set(header[i], header[i+1])
+				}
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				return res
+			}
+			// The cache reads the data version within a second of starting.
+			var first *http.Response
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				first = get("/metrics", key)
+				if !cached || first.Header.Get("X-Cache") == "MISS" || time.Now().After(deadline) {
+					break
+				}
+			}
+			second := get("/metrics", key)
+			if first.StatusCode != 200 || second.StatusCode != 200 {
+				t.Fatalf("GET /metrics: %d then %d", first.StatusCode, second.StatusCode)
+			}
+			if !cached {
+				if x := second.Header.Get("X-Cache"); x != "" || second.Header.Get("ETag") != "" {
+					t.Errorf("without the cache: X-Cache %q, ETag %q", x, second.Header.Get("ETag"))
+				}
+				return
+			}
+			if x := second.Header.Get("X-Cache"); x != "HIT" {
+				t.Errorf("second GET /metrics: X-Cache %q; want HIT", x)
+			}
+			if r := get("/metrics", ""); r.StatusCode != http.StatusUnauthorized {
+				t.Errorf("a cached route without a key: %d; want 401", r.StatusCode)
+			}
+			if r := get("/metrics", "sg_unknown"); r.StatusCode != http.StatusUnauthorized {
+				t.Errorf("a cached route with an unknown key: %d; want 401", r.StatusCode)
+			}
+			if r := get("/metrics", key, "If-None-Match", second.Header.Get("ETag")); r.StatusCode != http.StatusNotModified {
+				t.Errorf("If-None-Match of the ETag: %d; want 304", r.StatusCode)
+			}
+			if r := get("/metrics", key, "Accept-Encoding", "gzip"); r.Header.Get("Content-Encoding") != "gzip" {
+				t.Errorf("gzip-accepting GET: Content-Encoding %q", r.Header.Get("Content-Encoding"))
+			}
+
+			post := func() *http.Response {
+				req, _ := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(`{"query":"{ metrics { totalStakers } }"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("X-API-Token", key)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				return res
+			}
+			post()
+			if r := post(); r.StatusCode != 200 || r.Header.Get("X-Cache") != "HIT" {
+				t.Errorf("second GraphQL POST: %d, X-Cache %q; want 200 HIT", r.StatusCode, r.Header.Get("X-Cache"))
+			}
+		})
+	}
+}
+
+// serveOnFreePort runs serve on free ports against dbURL with extra flags until
+// the test ends, and returns the API's base URL once it answers.
+func serveOnFreePort(t *testing.T, dbURL string, flags ...string) string {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	env := map[string]string{"DATABASE_URL": dbURL, "STAKEGRAPH_ADDR": addr, "STAKEGRAPH_LOG_LEVEL": "warn"}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		args := append([]string{"serve", "--admin-addr", "off"}, flags...)
+		done <- run(ctx, args, func(k string) string { return env[k] }, &stdout, &stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if res, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			res.Body.Close()
+			return "http://" + addr
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d:\n%s", code, stderr.String())
+		default:
+		}
+	}
+	t.Fatalf("serve never answered:\n%s", stderr.String())
+	return ""
+}

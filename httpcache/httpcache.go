@@ -1,0 +1,650 @@
+// Package httpcache keeps whole successful API responses in memory and
+// serves them again for as long as the database's data is unchanged.
+//
+// Freshness comes from the database's data version
+// (service_state.data_version), which every commit of the indexer or the
+// seeder increments. Run polls it in the background, once a second by
+// default, so a cached answer costs no SQL statement at all. When the version
+// changes, every entry is dropped. When it cannot be read (the database is
+// down) the cache steps aside until it can: every request goes to the
+// handler, which answers 503 as it would without a cache, and nothing is
+// stored or served from memory. Entries also expire after a TTL, which
+// bounds how stale a response may get whose content depends on the clock
+// rather than on the data, such as a default "last 7 days" date range.
+//
+// The cache knows nothing of the routes it fronts. Middleware keys REST
+// requests by path and normalized query string; GraphQLMiddleware keys
+// GraphQL requests by their body (POST) or query string (GET). Only 200
+// responses are stored, and for GraphQL only those without errors.
+// Concurrent requests for a response that is not cached yet wait for the
+// first one instead of all running the same queries.
+//
+// Mount the cache behind the API-key middleware, so that every request is
+// authenticated and counted against its key's rate limit before a cached
+// answer is given.
+//
+// Cached responses carry a strong ETag (a hash of the body), Cache-Control
+// and X-Cache (HIT, MISS or BYPASS); a request whose If-None-Match names the
+// current ETag gets 304 Not Modified. Clients that accept gzip get a copy
+// compressed once, when the entry is stored.
+package httpcache
+
+import (
+	"bytes"
+	"compress/gzip"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// VersionSource reads the database's data version. *store.DB is one.
+type VersionSource interface {
+	DataVersion(ctx context.Context) (int64, error)
+}
+
+// Options tune a Cache. Zero values select the defaults.
+type Options struct {
+	// MaxBytes bounds the memory held by entries (bodies and their gzip
+	// copies); the least recently used entries are dropped beyond it.
+	// Default 64 MiB.
+	MaxBytes int64
+	// MaxEntryBytes is the largest body that is stored. Default 4 MiB.
+	MaxEntryBytes int
+	// TTL is how long an entry may be served while the data version stays
+	// the same. Default 30 s.
+	TTL time.Duration
+	// MaxAge is the max-age of the Cache-Control header of cached
+	// responses, for clients. Default 5 s; negative sends no-cache, which
+	// makes clients revalidate with If-None-Match every time.
+	MaxAge time.Duration
+	// PollInterval is how often Run reads the data version. Default 1 s.
+	PollInterval time.Duration
+	// MaxRequestBytes is the largest GraphQL POST body that is cached;
+	// larger ones pass through. Default 64 KiB.
+	MaxRequestBytes int64
+	// Registerer, when set, receives the cache's Prometheus metrics.
+	Registerer prometheus.Registerer
+	// Logger receives version changes and poll failures; slog.Default()
+	// when nil.
+	Logger *slog.Logger
+	// Now returns the current time; tests set it. Default time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 64 << 20
+	}
+	if o.MaxEntryBytes <= 0 {
+		o.MaxEntryBytes = 4 << 20
+	}
+	if o.TTL <= 0 {
+		o.TTL = 30 * time.Second
+	}
+	if o.MaxAge == 0 {
+		o.MaxAge = 5 * time.Second
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	if o.MaxRequestBytes <= 0 {
+		o.MaxRequestBytes = 64 << 10
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Cache is an in-memory cache of API responses keyed on the data version.
+// It is safe for concurrent use.
+type Cache struct {
+	src          VersionSource
+	opts         Options
+	cacheControl string
+	metrics      *metrics
+
+	pollMu sync.Mutex // serialises Poll
+
+	mu      sync.Mutex
+	version int64
+	known   bool // version was read by the last poll
+	// pollFailed says the last poll failed, for logging transitions only.
+	pollFailed bool
+	entries    map[string]*list.Element
+	lru        *list.List // of *entry, most recently used first
+	bytes      int64
+	flights    map[string]*flight
+}
+
+// entry is one stored response.
+type entry struct {
+	key         string
+	contentType string
+	body        []byte
+	gzipBody    []byte
+	etag        string // of body
+	gzipETag    string // of gzipBody
+	expires     time.Time
+}
+
+func (e *entry) size() int64 { return int64(len(e.body) + len(e.gzipBody) + len(e.key) + 256) }
+
+// flight is a response being computed by the first request that missed;
+// requests for the same key wait for it.
+type flight struct {
+	done  chan struct{}
+	entry *entry // nil when the response was not cacheable
+}
+
+// New returns a cache whose freshness follows src. It serves nothing
+// (every request bypasses it) until Run or Poll has read the version.
+func New(src VersionSource, opts Options) *Cache {
+	opts = opts.withDefaults()
+	c := &Cache{
+		src:     src,
+		opts:    opts,
+		entries: map[string]*list.Element{},
+		lru:     list.New(),
+		flights: map[string]*flight{},
+		metrics: newMetrics(opts.Registerer),
+	}
+	if opts.MaxAge < 0 {
+		c.cacheControl = "private, no-cache"
+	} else {
+		c.cacheControl = "private, max-age=" + strconv.Itoa(int(opts.MaxAge/time.Second))
+	}
+	return c
+}
+
+// Run polls the data version every PollInterval until ctx ends.
+func (c *Cache) Run(ctx context.Context) {
+	t := time.NewTicker(c.opts.PollInterval)
+	defer t.Stop()
+	for {
+		_ = c.Poll(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Poll reads the data version once. A new version drops every entry; a
+// failed read makes the cache step aside until a read succeeds again (the
+// entries are kept, and served again if the version turns out unchanged).
+func (c *Cache) Poll(ctx context.Context) error {
+	c.pollMu.Lock()
+	defer c.pollMu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, max(2*time.Second, c.opts.PollInterval))
+	defer cancel()
+	v, err := c.src.DataVersion(ctx)
+
+	c.mu.Lock()
+	failedBefore := c.pollFailed
+	c.pollFailed = err != nil
+	c.known = err == nil
+	if err == nil && v != c.version {
+		c.version = v
+		c.clearLocked()
+	}
+	c.mu.Unlock()
+
+	switch {
+	case err != nil && !failedBefore:
+		c.opts.Logger.WarnContext(ctx, "response cache bypassed: cannot read the data version", "error", err)
+	case err == nil && failedBefore:
+		c.opts.Logger.InfoContext(ctx, "response cache back in use", "data_version", v)
+	}
+	if err == nil {
+		c.metrics.version.Set(float64(v))
+	}
+	return err
+}
+
+// clearLocked drops every entry. c.mu is held.
+func (c *Cache) clearLocked() {
+	clear(c.entries)
+	c.lru.Init()
+	c.bytes = 0
+	c.metrics.bytes.Set(0)
+	c.metrics.entries.Set(0)
+}
+
+// current returns the data version and whether it is known.
+func (c *Cache) current() (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.version, c.known
+}
+
+// get returns the live entry of key at version, or nil.
+func (c *Cache) get(version int64, key string) *entry {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.known || c.version != version {
+		return nil
+	}
+	el, ok := c.entries[key]
+	if !ok {
+		return nil
+	}
+	e := el.Value.(*entry)
+	if c.opts.Now().After(e.expires) {
+		c.removeLocked(el)
+		return nil
+	}
+	c.lru.MoveToFront(el)
+	return e
+}
+
+// put stores e unless the version has changed since the response was
+// computed, evicting the least recently used entries beyond MaxBytes.
+func (c *Cache) put(version int64, e *entry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.known || c.version != version {
+		return
+	}
+	if el, ok := c.entries[e.key]; ok {
+		c.removeLocked(el)
+	}
+	c.entries[e.key] = c.lru.PushFront(e)
+	c.bytes += e.size()
+	for c.bytes > c.opts.MaxBytes && c.lru.Len() > 1 {
+		c.removeLocked(c.lru.Back())
+		c.metrics.evictions.Inc()
+	}
+	c.metrics.bytes.Set(float64(c.bytes))
+	c.metrics.entries.Set(float64(c.lru.Len()))
+}
+
+func (c *Cache) removeLocked(el *list.Element) {
+	e := c.lru.Remove(el).(*entry)
+	delete(c.entries, e.key)
+	c.bytes -= e.size()
+	c.metrics.bytes.Set(float64(c.bytes))
+	c.metrics.entries.Set(float64(c.lru.Len()))
+}
+
+// join returns the flight computing key at version, and whether the caller
+// leads it (and must call land).
+func (c *Cache) join(version int64, key string) (*flight, bool) {
+	fk := strconv.FormatInt(version, 10) + " " + key
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.flights[fk]; ok {
+		return f, false
+	}
+	f := &flight{done: make(chan struct{})}
+	c.flights[fk] = f
+	return f, true
+}
+
+// land ends the flight of key at version with its entry (nil when the
+// response was not cacheable) and stores the entry.
+func (c *Cache) land(version int64, key string, f *flight, e *entry) {
+	if e != nil {
+		c.put(version, e)
+	}
+	c.mu.Lock()
+	delete(c.flights, strconv.FormatInt(version, 10)+" "+key)
+	c.mu.Unlock()
+	f.entry = e
+	close(f.done)
+}
+
+// Middleware caches the GET (and serves the HEAD) responses of a REST API,
+// keyed by path and query string. The query is normalized the way the
+// handlers read it: parameters in name order, only the first value of a
+// repeated parameter, and empty values left out.
+func (c *Cache) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			next.ServeHTTP(w, r)
+			return
+		}
+		key := "rest " + r.URL.Path + "?" + normalizeQuery(r.URL.Query())
+		c.handle(w, r, key, next, func(rec *recorder) bool { return true })
+	})
+}
+
+// GraphQLMiddleware caches the responses of a GraphQL endpoint to POST
+// requests with a JSON body (keyed by the body) and to GET requests (keyed
+// by the normalized query string). Responses that carry errors are not
+// stored.
+func (c *Cache) GraphQLMiddleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var key string
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			key = "graphql ?" + normalizeQuery(r.URL.Query())
+		case http.MethodPost:
+			mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if mt != "application/json" || r.Body == nil {
+				next.ServeHTTP(w, r)
+				return
+			}
+			body, err := io.ReadAll(io.LimitReader(r.Body, c.opts.MaxRequestBytes+1))
+			rest := r.Body
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), rest), rest}
+			if err != nil || int64(len(body)) > c.opts.MaxRequestBytes {
+				next.ServeHTTP(w, r)
+				return
+			}
+			sum := sha256.Sum256(body)
+			key = "graphql post " + hex.EncodeToString(sum[:])
+		default:
+			next.ServeHTTP(w, r)
+			return
+		}
+		c.handle(w, r, key, next, func(rec *recorder) bool { return !hasGraphQLErrors(rec.body.Bytes()) })
+	})
+}
+
+// handle answers r from the cache, or runs next and stores its response
+// when cacheable says so.
+func (c *Cache) handle(w http.ResponseWriter, r *http.Request, key string, next http.Handler, cacheable func(*recorder) bool) {
+	version, known := c.current()
+	if !known {
+		c.metrics.requests.WithLabelValues("bypass").Inc()
+		w.Header().Set("X-Cache", "BYPASS")
+		next.ServeHTTP(w, r)
+		return
+	}
+	if e := c.get(version, key); e != nil {
+		c.metrics.requests.WithLabelValues("hit").Inc()
+		c.serve(w, r, e, "HIT")
+		return
+	}
+	c.metrics.requests.WithLabelValues("miss").Inc()
+	if r.Method == http.MethodHead {
+		// A HEAD response has no body to store.
+		w.Header().Set("X-Cache", "MISS")
+		next.ServeHTTP(w, r)
+		return
+	}
+	f, leader := c.join(version, key)
+	if !leader {
+		select {
+		case <-f.done:
+		case <-r.Context().Done():
+			return // the client left
+		}
+		if f.entry != nil {
+			c.serve(w, r, f.entry, "HIT")
+			return
+		}
+		// The first request's response was not cacheable (an error, say):
+		// answer this one on its own.
+	}
+	rec := &recorder{header: http.Header{}}
+	landed := false
+	if leader {
+		defer func() {
+			if !landed { // next panicked
+				c.land(version, key, f, nil)
+			}
+		}()
+	}
+	next.ServeHTTP(rec, r)
+	var e *entry
+	if rec.status == http.StatusOK && rec.body.Len() <= c.opts.MaxEntryBytes && cacheable(rec) {
+		e = c.newEntry(key, rec)
+	}
+	if leader {
+		c.land(version, key, f, e)
+		landed = true
+	} else if e != nil {
+		c.put(version, e)
+	}
+	if e == nil {
+		w.Header().Set("X-Cache", "MISS")
+		rec.replay(w)
+		return
+	}
+	c.serve(w, r, e, "MISS")
+}
+
+// newEntry makes the entry of a recorded 200 response.
+func (c *Cache) newEntry(key string, rec *recorder) *entry {
+	body := bytes.Clone(rec.body.Bytes())
+	e := &entry{
+		key:         key,
+		contentType: rec.header.Get("Content-Type"),
+		body:        body,
+		gzipBody:    gzipBytes(body),
+		expires:     c.opts.Now().Add(c.opts.TTL),
+	}
+	sum := sha256.Sum256(body)
+	tag := base64.RawURLEncoding.EncodeToString(sum[:15])
+	e.etag = `"` + tag + `"`
+	e.gzipETag = `"` + tag + `-gz"`
+	return e
+}
+
+// serve answers r with e: 304 when If-None-Match names it, else 200 with
+// the gzip copy for clients that accept gzip. xcache is the X-Cache value.
+func (c *Cache) serve(w http.ResponseWriter, r *http.Request, e *entry, xcache string) {
+	h := w.Header()
+	h.Set("X-Cache", xcache)
+	h.Set("Cache-Control", c.cacheControl)
+	h.Add("Vary", "Accept-Encoding")
+	gz := acceptsGzip(r.Header.Get("Accept-Encoding"))
+	etag, body := e.etag, e.body
+	if gz {
+		etag, body = e.gzipETag, e.gzipBody
+	}
+	h.Set("ETag", etag)
+	if inm := r.Header.Get("If-None-Match"); inm != "" && etagListMatches(inm, e) {
+		// No Content-Type, so that a compressing middleware outside leaves
+		// the empty body alone.
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", e.contentType)
+	h.Set("X-Content-Type-Options", "nosniff")
+	if gz {
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+// recorder captures a handler's response.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(p)
+}
+
+// replay writes the recorded response to w as it is.
+func (r *recorder) replay(w http.ResponseWriter) {
+	h := w.Header()
+	for k, vs := range r.header {
+		h[k] = vs
+	}
+	status := r.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(r.body.Bytes())
+}
+
+// normalizeQuery encodes the first non-empty value of each parameter, in
+// name order.
+func normalizeQuery(q url.Values) string {
+	names := make([]string, 0, len(q))
+	for name, vs := range q {
+		if len(vs) > 0 && vs[0] != "" {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, name := range names {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(url.QueryEscape(name))
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(q[name][0]))
+	}
+	return b.String()
+}
+
+// hasGraphQLErrors reports whether a GraphQL response body has a top-level
+// "errors" member, or is not a JSON object at all.
+func hasGraphQLErrors(body []byte) bool {
+	d := json.NewDecoder(bytes.NewReader(body))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return true
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return true
+		}
+		if t == "errors" {
+			return true
+		}
+		var skip json.RawMessage
+		if err := d.Decode(&skip); err != nil {
+			return true
+		}
+	}
+	t, err := d.Token()
+	return err != nil || t != json.Delim('}')
+}
+
+// acceptsGzip reports whether an Accept-Encoding header admits gzip.
+func acceptsGzip(header string) bool {
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		coding = strings.ToLower(strings.TrimSpace(coding))
+		if coding != "gzip" && coding != "x-gzip" && coding != "*" {
+			continue
+		}
+		if q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); ok {
+			if v, err := strconv.ParseFloat(q, 64); err == nil && v == 0 {
+				continue
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// etagListMatches reports whether an If-None-Match header names either
+// representation of e (weak comparison, as RFC 9110 asks for it).
+func etagListMatches(header string, e *entry) bool {
+	if strings.TrimSpace(header) == "*" {
+		return true
+	}
+	for _, tag := range strings.Split(header, ",") {
+		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
+		if tag == e.etag || tag == e.gzipETag {
+			return true
+		}
+	}
+	return false
+}
+
+var gzipWriters = sync.Pool{New: func() any {
+	w, _ := gzip.NewWriterLevel(io.Discard, 5)
+	return w
+}}
+
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(&buf)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	gzipWriters.Put(zw)
+	return buf.Bytes()
+}
+
+// metrics are the cache's Prometheus metrics.
+type metrics struct {
+	requests  *prometheus.CounterVec
+	evictions prometheus.Counter
+	bytes     prometheus.Gauge
+	entries   prometheus.Gauge
+	version   prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "stakegraph_http_cache_requests_total",
+			Help: "Requests seen by the response cache, by result: hit, miss or bypass (data version unknown).",
+		}, []string{"result"}),
+		evictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "stakegraph_http_cache_evictions_total",
+			Help: "Entries dropped from the response cache to stay within its size.",
+		}),
+		bytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stakegraph_http_cache_bytes",
+			Help: "Bytes held by the response cache's entries.",
+		}),
+		entries: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stakegraph_http_cache_entries",
+			Help: "Entries in the response cache.",
+		}),
+		version: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "stakegraph_data_version",
+			Help: "The database's data version as last read by the response cache.",
+		}),
+	}
+	if reg != nil {
+		for _, col := range []prometheus.Collector{m.requests, m.evictions, m.bytes, m.entries, m.version} {
+			if err := reg.Register(col); err != nil {
+				panic(fmt.Sprintf("httpcache: register metrics: %v", err))
+			}
+		}
+	}
+	return m
+}
