@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stakegraph/stakegraph/internal/derrors"
 )
@@ -60,6 +61,11 @@ var hexFragmentRE = regexp.MustCompile(`^(0x)?[0-9a-f]+$|^0x$`)
 func (s TextSearch) condition(q *queryArgs, nameColumn, addressColumn string) (string, error) {
 	if s.Text == "" {
 		return "", nil
+	}
+	// PostgreSQL text holds neither NUL nor invalid UTF-8, and refuses
+	// parameters that do.
+	if !utf8.ValidString(s.Text) || strings.ContainsRune(s.Text, 0) {
+		return "", fmt.Errorf("%w: the search text must be UTF-8 text without NUL characters", derrors.InvalidArgument)
 	}
 	text := strings.ToLower(s.Text)
 	var name, address string
