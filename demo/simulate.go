@@ -36,8 +36,8 @@ var (
 	eigenDecades     = []int{1000, 2500, 3000, 2200, 1000, 250, 50} // from 1 EIGEN
 	validatorDecades = []int{8800, 1050, 140, 10}                   // from 1 validator
 	wethRewards      = []int{2000, 5000, 2500, 500}                 // from 0.1 WETH
-	eigenRewards     = []int{2500, 4500, 2500, 500}                 // from 1,000 EIGEN
-	ownTokenRewards  = []int{4000, 4000, 2000}                      // from 1,000,000 tokens
+	eigenRewards     = []int{2500, 4500, 2500, 500}                 // from 100 EIGEN
+	ownTokenRewards  = []int{4000, 4000, 2000}                      // from 1,000 tokens
 	rewardDurations  = []uint32{7, 14, 21, 28, 30, 35, 60, 70}      // days
 )
 
@@ -641,9 +641,9 @@ func (g *generator) submitRewards(block uint64) {
 	case g.weth:
 		amount = g.decadeAmount(17, wethRewards)
 	case g.eigenToken:
-		amount = g.decadeAmount(21, eigenRewards)
+		amount = g.decadeAmount(20, eigenRewards)
 	default:
-		amount = g.decadeAmount(24, ownTokenRewards)
+		amount = g.decadeAmount(21, ownTokenRewards)
 	}
 	n := 1 + g.rng.IntN(min(3, len(a.strategies)))
 	var strats []int
