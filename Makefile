@@ -34,6 +34,16 @@ postgres: ## Install PostgreSQL (apt-get) if its server programs are missing.
 	$$sudo apt-get update && \
 	DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends postgresql
 
+.PHONY: chromium
+chromium: ## Install Debian's chromium (apt-get) for the browser tests if it is missing.
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+		exit 0; \
+	fi; \
+	echo "No Chromium found: installing Debian's chromium package for the browser tests."; \
+	sudo=; if [ "$$(id -u)" != 0 ]; then sudo=sudo; fi; \
+	$$sudo apt-get update && \
+	DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends chromium
+
 .PHONY: run
 run: postgres build ## Migrate, seed demo data into an empty database, add a dev API key and serve on 127.0.0.1:8080.
 	$(BIN) migrate
@@ -50,7 +60,7 @@ run: postgres build ## Migrate, seed demo data into an empty database, add a dev
 	$(BIN) serve
 
 .PHONY: test
-test: postgres vet fmt-check ## Vet, check formatting and run every test with the race detector.
+test: postgres chromium vet fmt-check ## Vet, check formatting and run every test with the race detector.
 	$(GO) test -race -count=1 ./...
 
 .PHONY: vet
