@@ -84,6 +84,13 @@ func errorCode(err error, presented *gqlerror.Error) string {
 	if errors.Is(err, derrors.Unavailable) {
 		return codeInternal
 	}
+	// gqlgen's own complaints about a request (a body that is not JSON, a
+	// persisted-query extension that does not fit) have no code, no path
+	// and no cause: the client's request is at fault.
+	var ge *gqlerror.Error
+	if gqlgenCode == "" && len(presented.Path) == 0 && errors.As(err, &ge) && ge.Unwrap() == nil {
+		return codeBadRequest
+	}
 	_, code := derrors.Status(err)
 	return code
 }
