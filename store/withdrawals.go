@@ -86,8 +86,15 @@ func (f WithdrawalFilter) conditions(q *queryArgs) ([]string, error) {
 	return conds, nil
 }
 
+// keysetSkip is the skip from which ListWithdrawals pages by keyset.
+const keysetSkip = 1000
+
 // ListWithdrawals returns one page of the withdrawals matching f, newest
-// first.
+// first. A deep page (skip of keysetSkip or more) is read by keyset: the
+// sort key of its first row is found by walking only the sort-key index
+// (an index-only scan where the filter allows), and the page's rows are
+// then read from that key on, instead of reading and discarding skip whole
+// rows.
 func (db *DB) ListWithdrawals(ctx context.Context, f WithdrawalFilter, p Page) ([]Withdrawal, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -97,21 +104,47 @@ func (db *DB) ListWithdrawals(ctx context.Context, f WithdrawalFilter, p Page) (
 	if err != nil {
 		return nil, err
 	}
-	var out []Withdrawal
-	if err := db.SelectContext(ctx, &out, `
-		SELECT `+withdrawalColumns+`
+	var query string
+	if p.Skip < keysetSkip {
+		query = `
+		SELECT ` + withdrawalColumns + `
 		FROM withdrawals w
 		LEFT JOIN service_state st ON true
-		`+where(conds...)+`
+		` + where(conds...) + `
 		ORDER BY w.created_at_block DESC, w.withdrawal_root DESC
-		LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip), q.args...); err != nil {
+		LIMIT ` + q.add(p.Take) + ` OFFSET ` + q.add(p.Skip)
+	} else {
+		skip, take := q.add(p.Skip), q.add(p.Take)
+		query = `
+		SELECT ` + withdrawalColumns + `
+		FROM withdrawals w
+		LEFT JOIN service_state st ON true
+		WHERE (w.created_at_block, w.withdrawal_root) <= (
+		    SELECT w.created_at_block, w.withdrawal_root
+		    FROM withdrawals w
+		    ` + where(conds...) + `
+		    ORDER BY w.created_at_block DESC, w.withdrawal_root DESC
+		    LIMIT 1 OFFSET ` + skip + `)` + and(conds...) + `
+		ORDER BY w.created_at_block DESC, w.withdrawal_root DESC
+		LIMIT ` + take
+	}
+	var out []Withdrawal
+	if err := db.SelectContext(ctx, &out, query, q.args...); err != nil {
 		return nil, fmt.Errorf("list withdrawals: %w", Classify(err))
 	}
 	return out, nil
 }
 
-// CountWithdrawals returns the number of withdrawals matching f.
+// CountWithdrawals returns the number of withdrawals matching f. Without a
+// staker, and with at most one of operator and strategy, the count comes
+// from withdrawal_counts, which triggers keep exact; queued_withdrawable
+// then subtracts the pending withdrawals still inside the minimum delay,
+// found by their creation block in an index. Other filters are selective
+// enough to count the rows.
 func (db *DB) CountWithdrawals(ctx context.Context, f WithdrawalFilter) (int, error) {
+	if f.Staker == "" && (f.DelegatedTo == "" || f.Strategy == "") {
+		return db.countWithdrawalsFromTotals(ctx, f)
+	}
 	var q queryArgs
 	conds, err := f.conditions(&q)
 	if err != nil {
@@ -122,6 +155,49 @@ func (db *DB) CountWithdrawals(ctx context.Context, f WithdrawalFilter) (int, er
 		SELECT count(*)
 		FROM withdrawals w
 		`+where(conds...), q.args...); err != nil {
+		return 0, fmt.Errorf("count withdrawals: %w", Classify(err))
+	}
+	return n, nil
+}
+
+// countWithdrawalsFromTotals counts the withdrawals matching f, which has no
+// staker and at most one of operator and strategy, from withdrawal_counts.
+func (db *DB) countWithdrawalsFromTotals(ctx context.Context, f WithdrawalFilter) (int, error) {
+	var q queryArgs
+	kind, key, match := q.add("all"), q.add(""), ""
+	switch {
+	case f.DelegatedTo != "":
+		q.args[0], q.args[1] = "operator", f.DelegatedTo
+		match = "AND w.delegated_to = " + key
+	case f.Strategy != "":
+		q.args[0], q.args[1] = "strategy", f.Strategy
+		match = "AND w.strategies @> ARRAY[" + key + "::address]"
+	}
+	total := func(completed string) string {
+		return `COALESCE((SELECT sum(n) FROM withdrawal_counts
+		         WHERE kind = ` + kind + ` AND key = ` + key + completed + `), 0)`
+	}
+	var query string
+	switch f.Status {
+	case "":
+		query = `SELECT ` + total("")
+	case WithdrawalQueued:
+		query = `SELECT ` + total(" AND NOT completed")
+	case WithdrawalCompleted:
+		query = `SELECT ` + total(" AND completed")
+	case WithdrawalQueuedWithdrawable:
+		// The pending ones not yet past the minimum delay are the latest
+		// pending ones; without a head, none is withdrawable.
+		query = `SELECT ` + total(" AND NOT completed") + ` - (
+			SELECT count(*) FROM withdrawals w
+			WHERE NOT w.is_completed
+			  AND w.created_at_block > COALESCE((SELECT head_block - min_withdrawal_delay_blocks FROM service_state), -1)
+			  ` + match + `)`
+	default:
+		return 0, fmt.Errorf("%w: unknown withdrawal status %q", derrors.InvalidArgument, f.Status)
+	}
+	var n int
+	if err := db.GetContext(ctx, &n, query, q.args...); err != nil {
 		return 0, fmt.Errorf("count withdrawals: %w", Classify(err))
 	}
 	return n, nil
