@@ -109,12 +109,10 @@ func (db *DB) RewardsTotalsByAVS(ctx context.Context, avs []string) ([]AVSReward
 		       sum(r.amount)::text AS total_rewards,
 		       array_agg(DISTINCT r.token_address ORDER BY r.token_address) AS reward_tokens,
 		       ARRAY(
-		           SELECT DISTINCT rss.strategy_address
-		           FROM rewards_submissions r2
-		           JOIN rewards_submission_strategies rss
-		             ON rss.rewards_submission_hash = r2.rewards_submission_hash
-		           WHERE r2.avs_address = r.avs_address
-		           ORDER BY rss.strategy_address) AS reward_strategies
+		           SELECT ars.strategy_address
+		           FROM avs_reward_strategies ars
+		           WHERE ars.avs_address = r.avs_address
+		           ORDER BY ars.strategy_address) AS reward_strategies
 		FROM rewards_submissions r
 		WHERE r.avs_address = ANY($1)
 		GROUP BY r.avs_address`, pq.Array(avs)); err != nil {

@@ -147,15 +147,15 @@ func (db *DB) WithdrawalSharesByRoots(ctx context.Context, roots []string) ([]St
 }
 
 // RewardTokensByStrategies returns, for each of the given strategies that
-// has been rewarded, the distinct tokens it was rewarded in.
+// has been rewarded, the distinct tokens it was rewarded in (from the
+// trigger-maintained pairs of migration 00008).
 func (db *DB) RewardTokensByStrategies(ctx context.Context, strategies []string) ([]StrategyRewardTokens, error) {
 	var out []StrategyRewardTokens
 	if err := db.SelectContext(ctx, &out, `
-		SELECT rss.strategy_address, array_agg(DISTINCT rs.token_address ORDER BY rs.token_address) AS tokens
-		FROM rewards_submission_strategies rss
-		JOIN rewards_submissions rs ON rs.rewards_submission_hash = rss.rewards_submission_hash
-		WHERE rss.strategy_address = ANY($1)
-		GROUP BY rss.strategy_address`, pq.Array(strategies)); err != nil {
+		SELECT strategy_address, array_agg(token_address ORDER BY token_address) AS tokens
+		FROM reward_strategy_tokens
+		WHERE strategy_address = ANY($1)
+		GROUP BY strategy_address`, pq.Array(strategies)); err != nil {
 		return nil, fmt.Errorf("reward tokens by strategy: %w", Classify(err))
 	}
 	return out, nil
@@ -168,15 +168,15 @@ type StrategyRewardTokens struct {
 }
 
 // ListRewardStrategies returns every rewarded strategy with the tokens it
-// was rewarded in, ordered by strategy address.
+// was rewarded in, ordered by strategy address (from the trigger-maintained
+// pairs of migration 00008).
 func (db *DB) ListRewardStrategies(ctx context.Context) ([]StrategyRewardTokens, error) {
 	var out []StrategyRewardTokens
 	if err := db.SelectContext(ctx, &out, `
-		SELECT rss.strategy_address, array_agg(DISTINCT rs.token_address ORDER BY rs.token_address) AS tokens
-		FROM rewards_submission_strategies rss
-		JOIN rewards_submissions rs ON rs.rewards_submission_hash = rss.rewards_submission_hash
-		GROUP BY rss.strategy_address
-		ORDER BY rss.strategy_address`); err != nil {
+		SELECT strategy_address, array_agg(token_address ORDER BY token_address) AS tokens
+		FROM reward_strategy_tokens
+		GROUP BY strategy_address
+		ORDER BY strategy_address`); err != nil {
 		return nil, fmt.Errorf("list reward strategies: %w", Classify(err))
 	}
 	return out, nil
