@@ -57,8 +57,8 @@ func (db *DB) BulkLoad(ctx context.Context, load func(ctx context.Context) error
 	return load(ctx)
 }
 
-// RestoreIndexes rebuilds every index a bulk load suspended and analyzes the
-// tables. Migrate calls it, so a database left by a dead bulk load heals.
+// RestoreIndexes rebuilds every index a bulk load suspended and vacuums and
+// analyzes the tables. Migrate calls it, so a database left by a dead bulk load heals.
 func (db *DB) RestoreIndexes(ctx context.Context) error {
 	var defs []struct {
 		Name       string `db:"name"`
@@ -86,8 +86,11 @@ func (db *DB) RestoreIndexes(ctx context.Context) error {
 			return fmt.Errorf("rebuild index %s: %w", d.Name, Classify(err))
 		}
 	}
-	if _, err := db.ExecContext(ctx, `ANALYZE `+strings.Join(bulkTables, ", ")); err != nil {
-		return fmt.Errorf("analyze: %w", Classify(err))
+	// VACUUM as well as ANALYZE: it sets the visibility map, without which
+	// the index-only scans that count and page the lists (withdrawals by
+	// keyset, say) read the heap row by row until autovacuum comes by.
+	if _, err := db.ExecContext(ctx, `VACUUM (ANALYZE) `+strings.Join(bulkTables, ", ")); err != nil {
+		return fmt.Errorf("vacuum: %w", Classify(err))
 	}
 	return nil
 }
