@@ -593,7 +593,7 @@ func etagListMatches(header string, e *entry) bool {
 }
 
 var gzipWriters = sync.Pool{New: func() any {
-	w, _ := gzip.NewWriterLevel(io.Discard, 5)
+	w, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
 	return w
 }}
 
