@@ -77,6 +77,29 @@ fmt-check: ## Fail, listing them, if Go files are not gofmt-formatted.
 generate: ## Run go generate.
 	$(GO) generate ./...
 
+# The bench: a private PostgreSQL cluster in $(BENCH_HOME) holding the
+# mainnet-scale data set (loaded by `stakegraph seed bench` on first use and
+# kept), and bin/stakebench driving `stakegraph serve` on loopback. See
+# bench/RESULTS.md.
+STAKEBENCH := bin/stakebench
+BENCH_HOME ?= bench/data
+BENCH      := $(STAKEBENCH) --stakegraph $(BIN) --home $(BENCH_HOME)
+
+.PHONY: stakebench
+stakebench:
+	$(GO) build -o $(STAKEBENCH) ./bench/cmd/stakebench
+
+.PHONY: bench
+bench: postgres build stakebench ## Measure every REST route and three GraphQL operations on the bench data, check their query plans, then make soak; writes bench/RESULTS.md.
+	$(BENCH) measure
+	$(MAKE) --no-print-directory soak
+	$(BENCH) plans
+
+.PHONY: soak
+soak: postgres build stakebench ## A 10-minute soak at 64 clients and a PostgreSQL restart under load, on the bench data; updates bench/RESULTS.md.
+	$(BENCH) soak
+	$(BENCH) restart
+
 .PHONY: test-db-stop
 test-db-stop: ## Stop the shared test PostgreSQL cluster the tests leave running.
 	$(GO) run ./cmd/stakegraph localpg stop --test

@@ -1,0 +1,511 @@
+// Command stakebench measures stakegraph on the mainnet-scale bench data and
+// writes the numbers to bench/RESULTS.md.
+//
+//	stakebench [flags] measure   every REST route and three GraphQL operations, with and without the response cache
+//	stakebench [flags] soak      a long soak at 64 clients over the mixed workload
+//	stakebench [flags] restart   PostgreSQL stopped and started again under load
+//	stakebench [flags] plans     the query-plan test (go test ./bench -run TestQueryPlans) on the bench data
+//
+// Each subcommand starts the bench data's private PostgreSQL cluster (in
+// --home, on --pg-port), loads the bench data set into it with `stakegraph
+// seed bench` the first time (and records how long that took), creates an
+// API key without a practical rate limit, starts `stakegraph serve` on
+// loopback and drives it. `make bench` runs them all; `make soak` soak and
+// restart.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/stakegraph/stakegraph/bench"
+)
+
+// config holds the flags.
+type config struct {
+	stakegraph string
+	home       string
+	pgPort     int
+	addr       string
+	adminAddr  string
+	out        string
+	seed       uint64
+
+	clients          int
+	warmup           time.Duration
+	duration         time.Duration
+	uncachedDuration time.Duration
+	countRequests    int
+	only             string
+	cachedPass       bool
+
+	soakClients  int
+	soakDuration time.Duration
+	soakInterval time.Duration
+
+	restartClients int
+	restartBefore  time.Duration
+	restartDown    time.Duration
+	restartAfter   time.Duration
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("stakebench: ")
+	var cfg config
+	flag.StringVar(&cfg.stakegraph, "stakegraph", "bin/stakegraph", "the stakegraph `binary` to seed with and serve")
+	flag.StringVar(&cfg.home, "home", "bench/data", "`directory` of the bench data's PostgreSQL cluster (STAKEGRAPH_HOME of the commands run)")
+	flag.IntVar(&cfg.pgPort, "pg-port", 54339, "TCP `port` of the bench cluster on 127.0.0.1")
+	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:18080", "API listen `address` of the server under test")
+	flag.StringVar(&cfg.adminAddr, "admin-addr", "127.0.0.1:19091", "admin listen `address` of the server under test")
+	flag.StringVar(&cfg.out, "out", "bench/RESULTS.md", "the Markdown `file` whose sections are updated")
+	flag.Uint64Var(&cfg.seed, "seed", 1, "seed of the request mix")
+	flag.IntVar(&cfg.clients, "clients", 16, "measure: concurrent clients")
+	flag.DurationVar(&cfg.warmup, "warmup", 3*time.Second, "measure: warm-up per operation")
+	flag.DurationVar(&cfg.duration, "duration", 10*time.Second, "measure: measured time per operation")
+	flag.DurationVar(&cfg.uncachedDuration, "uncached-duration", 5*time.Second, "measure: measured time per operation without the response cache (0 skips that pass)")
+	flag.IntVar(&cfg.countRequests, "count-requests", 20, "measure: requests per operation sent one at a time to count their SQL statements")
+	flag.StringVar(&cfg.only, "only", "", "measure, soak, restart: only the operations whose name matches this `regexp`")
+	flag.BoolVar(&cfg.cachedPass, "cached", true, "measure: measure with the response cache (false skips that pass)")
+	flag.IntVar(&cfg.soakClients, "soak-clients", 64, "soak: concurrent clients")
+	flag.DurationVar(&cfg.soakDuration, "soak-duration", 10*time.Minute, "soak: duration")
+	flag.DurationVar(&cfg.soakInterval, "soak-interval", time.Minute, "soak: reporting interval")
+	flag.IntVar(&cfg.restartClients, "restart-clients", 16, "restart: concurrent clients")
+	flag.DurationVar(&cfg.restartBefore, "restart-before", 15*time.Second, "restart: load before PostgreSQL stops")
+	flag.DurationVar(&cfg.restartDown, "restart-down", 10*time.Second, "restart: how long PostgreSQL stays down")
+	flag.DurationVar(&cfg.restartAfter, "restart-after", 30*time.Second, "restart: load after PostgreSQL is back")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "Usage: stakebench [flags] measure|soak|restart|plans\n\nFlags:\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var run func(context.Context, *env) error
+	switch flag.Arg(0) {
+	case "measure":
+		run = measure
+	case "soak":
+		run = soak
+	case "restart":
+		run = restart
+	case "plans":
+		run = plans
+	default:
+		flag.Usage()
+		os.Exit(2)
+	}
+	e, err := prepare(ctx, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = run(ctx, e)
+	if cerr := e.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+// env is a prepared bench environment: a running cluster with the bench
+// data and an API key.
+type env struct {
+	cfg config
+	key string
+	log *os.File // the servers' log
+}
+
+// stakegraph runs a stakegraph command against the bench cluster and
+// returns its combined output.
+func (e *env) stakegraph(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, e.cfg.stakegraph, args...)
+	cmd.Env = append(os.Environ(), e.commandEnv()...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("stakegraph %s: %w\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// commandEnv is the environment of every stakegraph command run.
+func (e *env) commandEnv() []string {
+	return []string{
+		"STAKEGRAPH_HOME=" + e.cfg.home,
+		fmt.Sprintf("STAKEGRAPH_PG_PORT=%d", e.cfg.pgPort),
+		"STAKEGRAPH_NETWORK=mainnet",
+		"STAKEGRAPH_LOG_FORMAT=json",
+		"DATABASE_URL=",
+	}
+}
+
+// seededMarker is the file, in the cluster directory, written once the
+// bench data has been loaded completely.
+const seededMarker = "seeded"
+
+// prepare starts the cluster, seeds it when it has no bench data yet and
+// creates an API key.
+func prepare(ctx context.Context, cfg config) (*env, error) {
+	if _, err := os.Stat(cfg.stakegraph); err != nil {
+		return nil, fmt.Errorf("%s: %w (run make build)", cfg.stakegraph, err)
+	}
+	if err := os.MkdirAll(cfg.home, 0o755); err != nil {
+		return nil, err
+	}
+	logf, err := os.OpenFile(filepath.Join(cfg.home, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{cfg: cfg, log: logf}
+	if _, err := e.stakegraph(ctx, "localpg", "start"); err != nil {
+		return nil, err
+	}
+	marker := filepath.Join(cfg.home, seededMarker)
+	if _, err := os.Stat(marker); errors.Is(err, os.ErrNotExist) {
+		log.Printf("loading the bench data set into %s (stakegraph seed bench); this takes a while", cfg.home)
+		start := time.Now()
+		out, err := e.stakegraph(ctx, "seed", "bench", "--if-empty")
+		if err != nil {
+			return nil, err
+		}
+		took := time.Since(start)
+		if strings.Contains(out, "already holds data") {
+			return nil, fmt.Errorf("the database in %s holds data but was not completely seeded by stakebench; remove %s and run again", cfg.home, cfg.home)
+		}
+		if err := os.WriteFile(marker, []byte(took.String()+"\n"), 0o644); err != nil {
+			return nil, err
+		}
+		if err := bench.UpdateSection(cfg.out, "seed", seedReport(took, out)); err != nil {
+			return nil, err
+		}
+		log.Printf("seeded in %s", took.Round(time.Second))
+	}
+	out, err := e.stakegraph(ctx, "keys", "create", "--name", fmt.Sprintf("stakebench-%d", time.Now().UnixNano()), "--rate-limit", "1000000000")
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	e.key = strings.TrimSpace(lines[len(lines)-1])
+	return e, nil
+}
+
+// seedReport describes a seed run from its output.
+func seedReport(took time.Duration, out string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "`stakegraph seed bench` into an empty database took **%s** (target ≤ %s: %s), on %s, %d cores.\n",
+		took.Round(time.Second), bench.TargetSeed, verdict(took <= bench.TargetSeed), time.Now().UTC().Format("2006-01-02"), runtime.NumCPU())
+	var progress []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "bench: ") {
+			progress = append(progress, line)
+		}
+	}
+	if n := len(progress); n > 0 {
+		b.WriteString("\nIts last progress lines:\n\n```\n")
+		for _, line := range progress[max(0, n-3):] {
+			b.WriteString(line + "\n")
+		}
+		b.WriteString("```\n")
+	}
+	return b.String()
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "**missed**"
+}
+
+// close stops the cluster.
+func (e *env) close() error {
+	_, err := e.stakegraph(context.Background(), "localpg", "stop")
+	e.log.Close()
+	return err
+}
+
+// startServer starts stakegraph serve with extra arguments.
+func (e *env) startServer(ctx context.Context, extra ...string) (*bench.Server, error) {
+	fmt.Fprintf(e.log, "\n=== stakebench: serve %s at %s\n", strings.Join(extra, " "), time.Now().UTC().Format(time.RFC3339))
+	return bench.StartServer(ctx, bench.ServerConfig{
+		Binary:    e.cfg.stakegraph,
+		Args:      append([]string{"--addr", e.cfg.addr, "--admin-addr", e.cfg.adminAddr}, extra...),
+		Env:       e.commandEnv(),
+		Addr:      e.cfg.addr,
+		AdminAddr: e.cfg.adminAddr,
+		Log:       e.log,
+	})
+}
+
+// operations starts a client of srv and discovers the workload.
+func (e *env) operations(ctx context.Context, srv *bench.Server, conns int) (*bench.Client, []bench.Operation, error) {
+	c := bench.NewClient(srv.URL, e.key, conns)
+	sample, err := bench.Discover(ctx, c)
+	if err != nil {
+		return nil, nil, err
+	}
+	log.Printf("workload sample: %d AVS, %d operators, %d stakers, %d strategies, data from %s to %s",
+		len(sample.AVS), len(sample.Operators), len(sample.Stakers), len(sample.Strategies),
+		sample.First.Format(time.DateOnly), sample.Head.Format(time.DateOnly))
+	ops := bench.Operations(sample)
+	if e.cfg.only != "" {
+		re, err := regexp.Compile(e.cfg.only)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--only: %w", err)
+		}
+		ops = slices.DeleteFunc(ops, func(op bench.Operation) bool { return !re.MatchString(op.Name) })
+		if len(ops) == 0 {
+			return nil, nil, fmt.Errorf("--only %q matches no operation", e.cfg.only)
+		}
+	}
+	return c, ops, nil
+}
+
+// checkCacheBehindAuth checks that a route the cache holds still refuses a
+// request without a valid key.
+func checkCacheBehindAuth(ctx context.Context, srv *bench.Server, c *bench.Client) error {
+	req := bench.Request{Method: "GET", Target: "/metrics"}
+	for range 2 {
+		if o := c.Do(ctx, req); o.Status != 200 {
+			return fmt.Errorf("GET /metrics: %d %s", o.Status, o.Snippet)
+		}
+	}
+	bad := bench.NewClient(srv.URL, "sg_not_a_key", 1)
+	defer bad.Close()
+	if o := bad.Do(ctx, req); o.Status != 401 {
+		return fmt.Errorf("GET /metrics with an unknown key answered %d, not 401, after it was cached", o.Status)
+	}
+	return nil
+}
+
+func measure(ctx context.Context, e *env) error {
+	cfg := e.cfg
+	lc := bench.LoadConfig{Clients: cfg.clients, Warmup: cfg.warmup, Duration: cfg.duration, Seed: cfg.seed}
+
+	srv, err := e.startServer(ctx)
+	if err != nil {
+		return err
+	}
+	c, ops, err := e.operations(ctx, srv, cfg.clients)
+	if err != nil {
+		srv.Stop()
+		return err
+	}
+	if err := checkCacheBehindAuth(ctx, srv, c); err != nil {
+		srv.Stop()
+		return err
+	}
+	machine := bench.Machine()
+	var cached []bench.OpResult
+	for _, op := range ops {
+		if !cfg.cachedPass {
+			break
+		}
+		r, err := bench.Measure(ctx, srv, c, op, lc)
+		if err != nil {
+			srv.Stop()
+			return err
+		}
+		log.Printf("%-45s %7.0f/s  p99 %6.1f ms  %.2f SQL/req  %3.0f%% hits  %s", op.Name, r.Stats.RPS(),
+			float64(r.Stats.Percentile(0.99))/1e6, r.Statements, 100*float64(r.Stats.CacheHits)/float64(max(r.Stats.Requests, 1)), r.Stats.StatusSummary())
+		cached = append(cached, r)
+	}
+	peak, _ := bench.ReadMemory(srv.PID())
+	c.Close()
+	if err := srv.Stop(); err != nil {
+		return err
+	}
+
+	var uncached []bench.OpResult
+	counts := map[string]bench.StatementRange{}
+	if cfg.uncachedDuration > 0 {
+		srv, err := e.startServer(ctx, "--response-cache=false")
+		if err != nil {
+			return err
+		}
+		c := bench.NewClient(srv.URL, e.key, cfg.clients)
+		for _, op := range ops {
+			r, err := bench.CountStatements(ctx, srv, c, op, cfg.countRequests, cfg.seed+7)
+			if err != nil {
+				srv.Stop()
+				return fmt.Errorf("count statements of %s: %w", op.Name, err)
+			}
+			counts[op.Name] = r
+		}
+		ulc := lc
+		ulc.Duration = cfg.uncachedDuration
+		ulc.Warmup = min(cfg.warmup, 2*time.Second)
+		for _, op := range ops {
+			r, err := bench.Measure(ctx, srv, c, op, ulc)
+			if err != nil {
+				srv.Stop()
+				return err
+			}
+			log.Printf("uncached %-36s %7.0f/s  p99 %6.1f ms  %.2f SQL/req (each %s)  %s", op.Name, r.Stats.RPS(),
+				float64(r.Stats.Percentile(0.99))/1e6, r.Statements, counts[op.Name], r.Stats.StatusSummary())
+			uncached = append(uncached, r)
+		}
+		if m, err := bench.ReadMemory(srv.PID()); err == nil {
+			peak.Peak = max(peak.Peak, m.Peak)
+		}
+		c.Close()
+		if err := srv.Stop(); err != nil {
+			return err
+		}
+	}
+	return bench.UpdateSection(cfg.out, "measure", measureReport(cfg, machine, cached, uncached, counts, peak.Peak))
+}
+
+func measureReport(cfg config, machine string, cached, uncached []bench.OpResult, counts map[string]bench.StatementRange, peak int64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Measured %s by `stakebench measure`: %d concurrent closed-loop clients on loopback, %s warm-up then %s per operation, requests gzip-accepted like a browser's.\n\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), cfg.clients, cfg.warmup, cfg.duration)
+	b.WriteString(machine)
+	fmt.Fprintf(&b, "- Server peak RSS (VmHWM) over the whole run: **%s MiB** (target ≤ 250 MiB: %s)\n\n", mibs(peak), verdict(peak <= bench.TargetRSS))
+	b.WriteString("#### As deployed (response cache on)\n\n")
+	b.WriteString(bench.LoadTable(cached, true, nil))
+	b.WriteString("\nSQL statements/request is the server's statement counter over the run divided by the requests, so it includes the cache's data-version poll (one a second); cache hits cost none. Cache hits are responses marked `X-Cache: HIT`.\n")
+	writeMissed(&b, "with the cache on", cached)
+	if len(uncached) == 0 {
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\n#### Without the response cache (`serve --response-cache=false`), %s per operation\n\n", cfg.uncachedDuration)
+	fmt.Fprintf(&b, "Every request reaches PostgreSQL: this is the cost of a cache miss. \"each\" is the range of the statements of %d requests of the operation sent one at a time.\n\n", cfg.countRequests)
+	b.WriteString(bench.LoadTable(uncached, true, counts))
+	writeMissed(&b, "without the cache", uncached)
+	return b.String()
+}
+
+func writeMissed(b *strings.Builder, what string, results []bench.OpResult) {
+	missed := bench.Missed(results)
+	if len(missed) == 0 {
+		fmt.Fprintf(b, "\nEvery target of this table is met %s.\n", what)
+		return
+	}
+	fmt.Fprintf(b, "\nMissed %s:\n\n", what)
+	for _, m := range missed {
+		b.WriteString("- " + m + "\n")
+	}
+}
+
+func mibs(n int64) string { return fmt.Sprintf("%.0f", float64(n)/(1<<20)) }
+
+func soak(ctx context.Context, e *env) error {
+	cfg := e.cfg
+	srv, err := e.startServer(ctx)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	c, ops, err := e.operations(ctx, srv, cfg.soakClients)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	log.Printf("soaking: %d clients for %s", cfg.soakClients, cfg.soakDuration)
+	res := bench.Soak(ctx, srv, c, bench.Mixed(ops), bench.SoakConfig{
+		Clients: cfg.soakClients, Duration: cfg.soakDuration, Interval: cfg.soakInterval, Seed: cfg.seed + 100,
+	})
+	for i, in := range res.Intervals {
+		log.Printf("interval %d: %.0f/s, p99 %.1f ms, %s, RSS %s MiB", i+1, in.Stats.RPS(), float64(in.Stats.Percentile(0.99))/1e6, in.Stats.StatusSummary(), mibs(in.RSS))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return bench.UpdateSection(cfg.out, "soak", res.Report())
+}
+
+func restart(ctx context.Context, e *env) error {
+	cfg := e.cfg
+	srv, err := e.startServer(ctx)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	c, ops, err := e.operations(ctx, srv, cfg.restartClients)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	localpg := func(verb string) func(context.Context) error {
+		return func(ctx context.Context) error {
+			log.Printf("PostgreSQL: %s", verb)
+			_, err := e.stakegraph(ctx, "localpg", verb)
+			return err
+		}
+	}
+	res := bench.Restart(ctx, c, bench.Mixed(ops), bench.RestartConfig{
+		Clients: cfg.restartClients, Before: cfg.restartBefore, Down: cfg.restartDown, After: cfg.restartAfter,
+		Seed: cfg.seed + 200, Stop: localpg("stop"), Start: localpg("start"),
+	})
+	log.Printf("restart: before %s; down %s; after %s", res.Before.StatusSummary(), res.Down.StatusSummary(), res.After.StatusSummary())
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return bench.UpdateSection(cfg.out, "restart", res.Report())
+}
+
+// plans runs the query-plan test against the bench database and records
+// its verdict.
+func plans(ctx context.Context, e *env) error {
+	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/stakegraph?sslmode=disable", e.cfg.pgPort)
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-run", "^TestQueryPlans$", "-v", "./bench")
+	cmd.Env = append(os.Environ(), "STAKEGRAPH_PLANS_DATABASE_URL="+url)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	var b strings.Builder
+	fmt.Fprintf(&b, "`go test ./bench -run TestQueryPlans` on the bench data, %s: ", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	var checked, failed []string
+	for _, line := range strings.Split(string(out), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "--- PASS: TestQueryPlans/"), strings.HasPrefix(line, "--- FAIL: TestQueryPlans/"):
+			checked = append(checked, line)
+		case strings.HasPrefix(line, "plans_test.go:"):
+			failed = append(failed, line)
+		}
+	}
+	if err == nil {
+		fmt.Fprintf(&b, "**passed** in %s: every statement of %d operations uses an index (no sequential scan of a large table, no unbounded scan or sort).\n",
+			time.Since(start).Round(time.Second), len(checked))
+	} else {
+		fmt.Fprintf(&b, "**failed** (%v). Violations:\n\n", err)
+		for _, f := range failed {
+			b.WriteString("- " + f + "\n")
+		}
+		if len(failed) == 0 {
+			b.WriteString("```\n" + lastLines(string(out), 30) + "\n```\n")
+		}
+	}
+	if werr := bench.UpdateSection(e.cfg.out, "plans", b.String()); werr != nil {
+		return werr
+	}
+	if err != nil {
+		os.Stderr.Write(out)
+		return fmt.Errorf("the query-plan test failed on the bench data")
+	}
+	log.Printf("query plans: passed (%d operations)", len(checked))
+	return nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}

@@ -1,0 +1,298 @@
+// Package bench measures a running stakegraph server over loopback HTTP.
+//
+// It drives every documented REST route with realistic parameter mixes and
+// three GraphQL operations a frontend sends (an AVS page, an operator page
+// and a staker page), each from a fixed number of closed-loop clients, and
+// reports per operation the requests per second, latency percentiles, SQL
+// statements per request (from the server's stakegraph_sql_statements_total
+// counter) and the server's peak resident memory. It also runs the
+// resilience checks: a long soak over the mixed workload, and a PostgreSQL
+// restart under load. The numbers go to a Markdown report
+// (bench/RESULTS.md); nothing here asserts on them.
+//
+// The command is bench/cmd/stakebench, which `make bench` and `make soak`
+// run.
+package bench
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Request is one HTTP request of a workload.
+type Request struct {
+	// Method is GET or POST.
+	Method string
+	// Target is the path and query string, such as "/avs?take=12".
+	Target string
+	// Body is the JSON body of a POST.
+	Body []byte
+}
+
+// Client sends authenticated requests to one stakegraph server. Responses
+// are requested gzip-compressed, as browsers do, and read to the end but
+// not decompressed.
+type Client struct {
+	base string
+	key  string
+	http *http.Client
+}
+
+// NewClient returns a client of the server at base (such as
+// "http://127.0.0.1:8080") sending key in X-API-Token, keeping up to conns
+// connections open.
+func NewClient(base, key string, conns int) *Client {
+	tr := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true, // Accept-Encoding is set per request
+	}
+	return &Client{
+		base: strings.TrimSuffix(base, "/"),
+		key:  key,
+		http: &http.Client{Transport: tr, Timeout: 30 * time.Second},
+	}
+}
+
+// Close closes the client's idle connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
+// Outcome is the result of one request.
+type Outcome struct {
+	Status   int           // 0 when the request failed in transport
+	Latency  time.Duration // until the last byte of the body was read
+	CacheHit bool          // the server answered from its response cache
+	Err      error         // a transport error
+	// Snippet is the start of the body of a response with a status of 400
+	// or more, for error reports.
+	Snippet string
+}
+
+// Do sends req and reads the response.
+func (c *Client) Do(ctx context.Context, req Request) Outcome {
+	var body io.Reader
+	if req.Body != nil {
+		body = bytes.NewReader(req.Body)
+	}
+	hr, err := http.NewRequestWithContext(ctx, req.Method, c.base+req.Target, body)
+	if err != nil {
+		return Outcome{Err: err}
+	}
+	hr.Header.Set("X-API-Token", c.key)
+	hr.Header.Set("Accept-Encoding", "gzip")
+	if req.Body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	start := time.Now()
+	res, err := c.http.Do(hr)
+	if err != nil {
+		return Outcome{Latency: time.Since(start), Err: err}
+	}
+	var errBody []byte
+	if res.StatusCode >= 400 {
+		errBody, _ = io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	}
+	_, err = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	out := Outcome{
+		Status:   res.StatusCode,
+		Latency:  time.Since(start),
+		CacheHit: res.Header.Get("X-Cache") == "HIT",
+		Err:      err,
+	}
+	if len(errBody) > 0 {
+		out.Snippet = readableSnippet(errBody, res.Header.Get("Content-Encoding"))
+	}
+	return out
+}
+
+// readableSnippet returns the start of a response body, decompressed when
+// it is gzip-encoded.
+func readableSnippet(body []byte, encoding string) string {
+	if encoding == "gzip" {
+		if zr, err := gzip.NewReader(bytes.NewReader(body)); err == nil {
+			if plain, err := io.ReadAll(io.LimitReader(zr, 300)); err == nil || len(plain) > 0 {
+				body = plain
+			}
+		}
+	}
+	if len(body) > 300 {
+		body = body[:300]
+	}
+	return strings.TrimSpace(string(body))
+}
+
+// Stats summarizes the outcomes of a load run.
+type Stats struct {
+	Requests        int
+	Statuses        map[int]int
+	TransportErrors int
+	CacheHits       int
+	Elapsed         time.Duration
+	// FirstErrors are up to five distinct descriptions of failed requests.
+	FirstErrors []string
+
+	latencies []time.Duration // sorted once finished
+}
+
+func newStats() *Stats { return &Stats{Statuses: map[int]int{}} }
+
+func (s *Stats) add(req Request, o Outcome) {
+	s.Requests++
+	s.latencies = append(s.latencies, o.Latency)
+	if o.CacheHit {
+		s.CacheHits++
+	}
+	var desc string
+	switch {
+	case o.Err != nil:
+		s.TransportErrors++
+		desc = fmt.Sprintf("%s %s: %v", req.Method, req.Target, o.Err)
+	default:
+		s.Statuses[o.Status]++
+		if o.Status >= 400 {
+			desc = fmt.Sprintf("%s %s: %d %s", req.Method, req.Target, o.Status, o.Snippet)
+		}
+	}
+	if desc != "" && len(s.FirstErrors) < 5 {
+		s.FirstErrors = append(s.FirstErrors, desc)
+	}
+}
+
+func (s *Stats) merge(o *Stats) {
+	s.Requests += o.Requests
+	s.TransportErrors += o.TransportErrors
+	s.CacheHits += o.CacheHits
+	for k, v := range o.Statuses {
+		s.Statuses[k] += v
+	}
+	s.latencies = append(s.latencies, o.latencies...)
+	for _, e := range o.FirstErrors {
+		if len(s.FirstErrors) < 5 {
+			s.FirstErrors = append(s.FirstErrors, e)
+		}
+	}
+}
+
+// finish sorts the latencies.
+func (s *Stats) finish(elapsed time.Duration) {
+	s.Elapsed = elapsed
+	slices.Sort(s.latencies)
+}
+
+// RPS is the rate of answered requests, transport errors included.
+func (s *Stats) RPS() float64 {
+	if s.Elapsed <= 0 {
+		return 0
+	}
+	return float64(s.Requests) / s.Elapsed.Seconds()
+}
+
+// Percentile returns the latency below which the fraction p (0 to 1) of the
+// requests were answered, by the nearest-rank method.
+func (s *Stats) Percentile(p float64) time.Duration {
+	n := len(s.latencies)
+	if n == 0 {
+		return 0
+	}
+	rank := int(p*float64(n)+0.999999999) - 1
+	return s.latencies[min(max(rank, 0), n-1)]
+}
+
+// Max returns the largest latency.
+func (s *Stats) Max() time.Duration { return s.Percentile(1) }
+
+// Count5xx returns the number of responses with a 5xx status.
+func (s *Stats) Count5xx() int {
+	n := 0
+	for status, c := range s.Statuses {
+		if status >= 500 {
+			n += c
+		}
+	}
+	return n
+}
+
+// CountNon2xx returns the number of responses whose status is not 2xx or
+// 304.
+func (s *Stats) CountNon2xx() int {
+	n := 0
+	for status, c := range s.Statuses {
+		if (status < 200 || status > 299) && status != http.StatusNotModified {
+			n += c
+		}
+	}
+	return n
+}
+
+// StatusSummary lists the statuses and their counts, such as "200×950
+// 503×50".
+func (s *Stats) StatusSummary() string {
+	codes := make([]int, 0, len(s.Statuses))
+	for c := range s.Statuses {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	parts := make([]string, 0, len(codes)+1)
+	for _, c := range codes {
+		parts = append(parts, fmt.Sprintf("%d×%d", c, s.Statuses[c]))
+	}
+	if s.TransportErrors > 0 {
+		parts = append(parts, fmt.Sprintf("transport errors×%d", s.TransportErrors))
+	}
+	return strings.Join(parts, " ")
+}
+
+// Load runs clients closed-loop clients for duration (or until ctx ends):
+// each sends a request made by next, waits for the whole response, and
+// sends the next one. Each client draws its requests from its own random
+// source, seeded from seed. observe, when not nil, sees every outcome as it
+// arrives (from several goroutines at once).
+func Load(ctx context.Context, c *Client, clients int, duration time.Duration, seed uint64,
+	next func(*rand.Rand) Request, observe func(Request, Outcome)) *Stats {
+	ctx, cancel := context.WithTimeout(ctx, duration)
+	defer cancel()
+	per := make([]*Stats, clients)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range clients {
+		per[i] = newStats()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(i)))
+			for ctx.Err() == nil {
+				req := next(rng)
+				o := c.Do(ctx, req)
+				if ctx.Err() != nil && (errors.Is(o.Err, context.DeadlineExceeded) || errors.Is(o.Err, context.Canceled)) {
+					return // cut off by the end of the run, not a failure
+				}
+				per[i].add(req, o)
+				if observe != nil {
+					observe(req, o)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	total := newStats()
+	for _, s := range per {
+		total.merge(s)
+	}
+	total.finish(time.Since(start))
+	return total
+}

@@ -1,0 +1,443 @@
+package bench_test
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/stakegraph/stakegraph/bench"
+	"github.com/stakegraph/stakegraph/chain"
+	"github.com/stakegraph/stakegraph/demo"
+	"github.com/stakegraph/stakegraph/graph"
+	"github.com/stakegraph/stakegraph/rest"
+	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
+)
+
+// TestQueryPlans sends the bench workload's requests (every documented
+// REST route and the three GraphQL operations, with their parameter mixes)
+// to the API in process, records every SQL statement they run with its
+// arguments, and checks the plan PostgreSQL chooses for each (EXPLAIN
+// (FORMAT JSON), with the same arguments):
+//
+//   - no sequential scan of a large table (largeTableRows rows or more);
+//   - no scan of a large table without an index condition unless a LIMIT
+//     bounds it with nothing in between that reads its whole input;
+//   - no sort of more than maxSortRows estimated rows outside such a
+//     LIMIT.
+//
+// By default it runs on a generated data set of moderate size (about a
+// tenth of the bench set's stakers), big enough for the planner to prefer
+// indexes where they matter. With STAKEGRAPH_PLANS_DATABASE_URL it runs on
+// that database instead, read-only: `make bench` points it at the bench
+// data, whose statistics are mainnet-shaped.
+func TestQueryPlans(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans need a generated data set")
+	}
+	dbURL := os.Getenv("STAKEGRAPH_PLANS_DATABASE_URL")
+	// With STAKEGRAPH_PLANS_ANALYZE set, every statement is also run with
+	// EXPLAIN ANALYZE and its execution time logged, to find slow ones.
+	analyze := os.Getenv("STAKEGRAPH_PLANS_ANALYZE") != ""
+	if dbURL == "" {
+		dbURL = storetest.TemplateURL(t, "plans_medium", fillMedium)
+	}
+	rec := planRecorder
+	db := openRecording(t, dbURL)
+	plain, err := sql.Open("postgres", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { plain.Close() })
+
+	now := dataNow(t, plain)
+	large := largeTables(t, plain)
+	if len(large) == 0 {
+		t.Fatalf("no table has %d rows or more: the data set is too small to test plans on", largeTableRows)
+	}
+	t.Logf("large tables: %v", large)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts := graph.Options{Now: func() time.Time { return now }, Logger: logger}
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", graph.NewHandler(db, opts))
+	mux.Handle("/", rest.NewHandler(rest.Config{
+		Executor:     graph.NewExecutor(db, opts),
+		Authenticate: func(h http.Handler) http.Handler { return h },
+		Version:      "plans",
+	}))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	c := bench.NewClient(srv.URL, "unused", 4)
+	defer c.Close()
+	ctx := context.Background()
+	sample, err := bench.Discover(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for _, op := range bench.Operations(sample) {
+		t.Run(op.Name, func(t *testing.T) {
+			rec.start()
+			rng := rand.New(rand.NewPCG(11, 12))
+			for range requestsPerOperation {
+				req := op.Next(rng)
+				if o := c.Do(ctx, req); o.Err != nil || o.Status != http.StatusOK {
+					t.Fatalf("%s %s: %d %v %s", req.Method, req.Target, o.Status, o.Err, o.Snippet)
+				}
+			}
+			statements := rec.stop()
+			if len(statements) == 0 {
+				t.Fatal("the operation ran no SQL statement")
+			}
+			for _, st := range statements {
+				for _, args := range st.args {
+					if analyze {
+						t.Logf("%7.2f ms  %s  with %s", executionTime(t, plain, st.query, args), oneLine(st.query), describeArgs(args))
+					}
+					plan := explain(t, plain, st.query, args)
+					for _, v := range planViolations(plan, large) {
+						t.Errorf("%s\n  in %s\n  with %s\n  plan:\n%s", v, oneLine(st.query), describeArgs(args), indentPlan(plan))
+					}
+				}
+			}
+		})
+	}
+}
+
+// requestsPerOperation is how many requests of each operation's mix are
+// sent; argsPerStatement how many argument sets of each distinct statement
+// are explained.
+const (
+	requestsPerOperation = 40
+	argsPerStatement     = 6
+)
+
+// largeTableRows is the size from which a table is large: a scan of all of
+// it costs milliseconds, and grows with the chain's history. At mainnet
+// scale the event tables, stakers, staker shares and withdrawals are large;
+// the tables bounded by the number of operators, AVS and strategies (AVS
+// registrations, operator shares, rewards) are not.
+const largeTableRows = 50000
+
+// maxSortRows is the largest estimated input of a sort that is not bounded
+// by a LIMIT.
+const maxSortRows = 10000
+
+// fillMedium loads a generated world of moderate size, vacuums and analyzes
+// it.
+func fillMedium(ctx context.Context, db *store.DB) error {
+	sc := demo.BenchScale
+	sc.Days, sc.AVS, sc.Operators, sc.Stakers, sc.RewardsSubmissions = 300, 60, 600, 30000, 2000
+	// Four times the withdrawals, so that withdrawals is a large table here
+	// as it is at mainnet scale.
+	sc.WithdrawalPPM *= 4
+	opts := demo.BenchOptions{Options: demo.Options{Now: mediumNow, Seed: 9, Network: chain.Networks["mainnet"]}, Scale: sc}
+	if err := demo.SeedBench(ctx, db, opts, nil); err != nil {
+		return err
+	}
+	// A settled database: autovacuum has set the visibility map.
+	_, err := db.ExecContext(ctx, `VACUUM (ANALYZE)`)
+	return err
+}
+
+var mediumNow = time.Date(2025, 3, 15, 12, 0, 0, 0, time.UTC)
+
+// dataNow returns the time of the database's head block, the clock the API
+// runs at in this test so that default date ranges fall on data.
+func dataNow(t *testing.T, db *sql.DB) time.Time {
+	t.Helper()
+	var head sql.NullTime
+	if err := db.QueryRow(`SELECT head_time FROM service_state`).Scan(&head); err != nil {
+		t.Fatal(err)
+	}
+	if !head.Valid {
+		t.Fatal("the database has no head time")
+	}
+	return head.Time
+}
+
+// recordedStatement is a distinct statement text with up to
+// argsPerStatement of the argument sets it ran with.
+type recordedStatement struct {
+	query string
+	args  [][]any
+}
+
+// recorder collects the statements sent through a recording connection
+// while it is started.
+type recorder struct {
+	mu      sync.Mutex
+	on      bool
+	byQuery map[string]*recordedStatement
+	order   []string
+}
+
+func (r *recorder) start() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.on, r.byQuery, r.order = true, map[string]*recordedStatement{}, nil
+}
+
+func (r *recorder) stop() []*recordedStatement {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.on = false
+	out := make([]*recordedStatement, 0, len(r.order))
+	for _, q := range r.order {
+		out = append(out, r.byQuery[q])
+	}
+	return out
+}
+
+func (r *recorder) record(query string, named []driver.NamedValue) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.on {
+		return
+	}
+	st, ok := r.byQuery[query]
+	if !ok {
+		st = &recordedStatement{query: query}
+		r.byQuery[query] = st
+		r.order = append(r.order, query)
+	}
+	if len(st.args) >= argsPerStatement {
+		return
+	}
+	args := make([]any, len(named))
+	for i, nv := range named {
+		args[i] = nv.Value
+	}
+	key := fmt.Sprint(args...)
+	for _, prev := range st.args {
+		if fmt.Sprint(prev...) == key {
+			return
+		}
+	}
+	st.args = append(st.args, args)
+}
+
+// planRecorder receives the statements of every recording connection.
+var planRecorder = &recorder{}
+
+// recordingDriver is lib/pq with every query recorded by planRecorder.
+type recordingDriver struct{}
+
+func (recordingDriver) Open(name string) (driver.Conn, error) {
+	c, err := pq.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return &recordingConn{Conn: c, rec: planRecorder}, nil
+}
+
+type recordingConn struct {
+	driver.Conn
+	rec *recorder
+}
+
+func (c *recordingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	c.rec.record(query, args)
+	return c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
+}
+
+func (c *recordingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	c.rec.record(query, args)
+	return c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
+}
+
+func (c *recordingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
+}
+
+func (c *recordingConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := c.Conn.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+var registerRecording sync.Once
+
+// openRecording opens dbURL as a store whose statements planRecorder
+// records while started.
+func openRecording(t *testing.T, dbURL string) *store.DB {
+	t.Helper()
+	registerRecording.Do(func() { sql.Register("postgres-recording", recordingDriver{}) })
+	raw, err := sql.Open("postgres-recording", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw.SetMaxOpenConns(4)
+	t.Cleanup(func() { raw.Close() })
+	return &store.DB{DB: sqlx.NewDb(raw, "postgres")}
+}
+
+// executionTime runs the statement under EXPLAIN ANALYZE and returns the
+// execution time PostgreSQL reports, in milliseconds.
+func executionTime(t *testing.T, db *sql.DB, query string, args []any) float64 {
+	t.Helper()
+	var out string
+	if err := db.QueryRow("EXPLAIN (ANALYZE, FORMAT JSON) "+query, args...).Scan(&out); err != nil {
+		t.Fatalf("explain analyze %s: %v", oneLine(query), err)
+	}
+	var plans []struct {
+		ExecutionTime float64 `json:"Execution Time"`
+	}
+	if err := json.Unmarshal([]byte(out), &plans); err != nil || len(plans) != 1 {
+		t.Fatalf("explain analyze output %s: %v", out, err)
+	}
+	return plans[0].ExecutionTime
+}
+
+// planNode is a node of an EXPLAIN (FORMAT JSON) plan.
+type planNode struct {
+	NodeType    string     `json:"Node Type"`
+	Relation    string     `json:"Relation Name"`
+	IndexName   string     `json:"Index Name"`
+	IndexCond   string     `json:"Index Cond"`
+	RecheckCond string     `json:"Recheck Cond"`
+	Filter      string     `json:"Filter"`
+	PlanRows    float64    `json:"Plan Rows"`
+	Plans       []planNode `json:"Plans"`
+}
+
+func explain(t *testing.T, db *sql.DB, query string, args []any) planNode {
+	t.Helper()
+	var out string
+	if err := db.QueryRow("EXPLAIN (FORMAT JSON) "+query, args...).Scan(&out); err != nil {
+		t.Fatalf("explain %s: %v", oneLine(query), err)
+	}
+	var plans []struct {
+		Plan planNode `json:"Plan"`
+	}
+	if err := json.Unmarshal([]byte(out), &plans); err != nil || len(plans) != 1 {
+		t.Fatalf("explain output %s: %v", out, err)
+	}
+	return plans[0].Plan
+}
+
+// blocking are the nodes that read their whole input before they return a
+// row, so a LIMIT above them does not bound what they read.
+var blocking = map[string]bool{"Sort": true, "Aggregate": true, "Hash": true, "Materialize": true, "SetOp": true}
+
+// largeTables returns the tables with largeTableRows rows or more, by the
+// planner's statistics.
+func largeTables(t *testing.T, db *sql.DB) map[string]bool {
+	t.Helper()
+	rows, err := db.Query(`
+		SELECT relname FROM pg_class
+		WHERE relkind = 'r' AND relnamespace = 'public'::regnamespace AND reltuples >= $1`, largeTableRows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		out[name] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// planViolations returns what is wrong with a plan, given the large tables.
+func planViolations(root planNode, largeTables map[string]bool) []string {
+	var out []string
+	var walk func(n planNode, bounded bool)
+	walk = func(n planNode, bounded bool) {
+		switch {
+		case n.NodeType == "Limit":
+			bounded = true
+		case blocking[n.NodeType]:
+			bounded = false
+		}
+		if largeTables[n.Relation] {
+			switch n.NodeType {
+			case "Seq Scan":
+				out = append(out, fmt.Sprintf("sequential scan of %s", n.Relation))
+			case "Index Scan", "Index Only Scan", "Bitmap Heap Scan":
+				if n.IndexCond == "" && n.RecheckCond == "" && !bounded {
+					out = append(out, fmt.Sprintf("%s of all of %s (%s) without a LIMIT bounding it", n.NodeType, n.Relation, n.IndexName))
+				}
+			}
+		}
+		if n.NodeType == "Sort" && !bounded {
+			if rows := inputRows(n); rows > maxSortRows {
+				out = append(out, fmt.Sprintf("sort of %.0f estimated rows without a LIMIT", rows))
+			}
+		}
+		for _, c := range n.Plans {
+			walk(c, bounded)
+		}
+	}
+	walk(root, false)
+	return out
+}
+
+func inputRows(n planNode) float64 {
+	if len(n.Plans) == 0 {
+		return n.PlanRows
+	}
+	return n.Plans[0].PlanRows
+}
+
+func indentPlan(n planNode) string {
+	var b strings.Builder
+	var walk func(n planNode, depth int)
+	walk = func(n planNode, depth int) {
+		fmt.Fprintf(&b, "    %s%s", strings.Repeat("  ", depth), n.NodeType)
+		if n.Relation != "" {
+			fmt.Fprintf(&b, " on %s", n.Relation)
+		}
+		if n.IndexName != "" {
+			fmt.Fprintf(&b, " using %s", n.IndexName)
+		}
+		fmt.Fprintf(&b, " (rows %.0f)", n.PlanRows)
+		for _, cond := range []string{n.IndexCond, n.RecheckCond, n.Filter} {
+			if cond != "" {
+				fmt.Fprintf(&b, " [%s]", cond)
+			}
+		}
+		b.WriteString("\n")
+		for _, c := range n.Plans {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	return b.String()
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func describeArgs(args []any) string {
+	parts := make([]string, len(args))
+	for i, a := range args {
+		s := fmt.Sprint(a)
+		if len(s) > 60 {
+			s = s[:60] + "..."
+		}
+		parts[i] = fmt.Sprintf("$%d=%s", i+1, s)
+	}
+	return strings.Join(parts, " ")
+}
