@@ -77,8 +77,11 @@ type Outcome struct {
 	Latency  time.Duration // until the last byte of the body was read
 	CacheHit bool          // the server answered from its response cache
 	Err      error         // a transport error
+	// GraphQLError says that a GraphQL response carried errors, whatever
+	// its status (GraphQL answers errors of execution with 200).
+	GraphQLError bool
 	// Snippet is the start of the body of a response with a status of 400
-	// or more, for error reports.
+	// or more, or with GraphQL errors, for error reports.
 	Snippet string
 }
 
@@ -102,11 +105,14 @@ func (c *Client) Do(ctx context.Context, req Request) Outcome {
 	if err != nil {
 		return Outcome{Latency: time.Since(start), Err: err}
 	}
-	var errBody []byte
-	if res.StatusCode >= 400 {
-		errBody, _ = io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	// Error bodies, and GraphQL bodies (which say whether they hold
+	// errors), are read to be looked at; others are only drained.
+	var read []byte
+	if res.StatusCode >= 400 || req.Method == http.MethodPost {
+		read, err = io.ReadAll(res.Body)
+	} else {
+		_, err = io.Copy(io.Discard, res.Body)
 	}
-	_, err = io.Copy(io.Discard, res.Body)
 	res.Body.Close()
 	out := Outcome{
 		Status:   res.StatusCode,
@@ -114,22 +120,34 @@ func (c *Client) Do(ctx context.Context, req Request) Outcome {
 		CacheHit: res.Header.Get("X-Cache") == "HIT",
 		Err:      err,
 	}
-	if len(errBody) > 0 {
-		out.Snippet = readableSnippet(errBody, res.Header.Get("Content-Encoding"))
+	if len(read) > 0 {
+		plain := decompressed(read, res.Header.Get("Content-Encoding"))
+		out.GraphQLError = req.Method == http.MethodPost && bytes.HasPrefix(bytes.TrimSpace(plain), []byte(`{"errors"`))
+		if res.StatusCode >= 400 || out.GraphQLError {
+			out.Snippet = snippet(plain)
+		}
 	}
 	return out
 }
 
-// readableSnippet returns the start of a response body, decompressed when
-// it is gzip-encoded.
-func readableSnippet(body []byte, encoding string) string {
-	if encoding == "gzip" {
-		if zr, err := gzip.NewReader(bytes.NewReader(body)); err == nil {
-			if plain, err := io.ReadAll(io.LimitReader(zr, 300)); err == nil || len(plain) > 0 {
-				body = plain
-			}
-		}
+// decompressed returns body, gunzipped when encoding says gzip.
+func decompressed(body []byte, encoding string) []byte {
+	if encoding != "gzip" {
+		return body
 	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return body
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil && len(plain) == 0 {
+		return body
+	}
+	return plain
+}
+
+// snippet returns the start of a body, for error reports.
+func snippet(body []byte) string {
 	if len(body) > 300 {
 		body = body[:300]
 	}
@@ -141,8 +159,12 @@ type Stats struct {
 	Requests        int
 	Statuses        map[int]int
 	TransportErrors int
-	CacheHits       int
-	Elapsed         time.Duration
+	// GraphQLErrors counts GraphQL responses with errors under a 2xx
+	// status (GraphQL's way to answer failed execution); they count in
+	// Statuses too.
+	GraphQLErrors int
+	CacheHits     int
+	Elapsed       time.Duration
 	// FirstErrors are up to five distinct descriptions of failed requests.
 	FirstErrors []string
 
@@ -164,7 +186,10 @@ func (s *Stats) add(req Request, o Outcome) {
 		desc = fmt.Sprintf("%s %s: %v", req.Method, req.Target, o.Err)
 	default:
 		s.Statuses[o.Status]++
-		if o.Status >= 400 {
+		if o.GraphQLError && o.Status >= 200 && o.Status <= 299 {
+			s.GraphQLErrors++
+		}
+		if o.Status >= 400 || o.GraphQLError {
 			desc = fmt.Sprintf("%s %s: %d %s", req.Method, req.Target, o.Status, o.Snippet)
 		}
 	}
@@ -176,6 +201,7 @@ func (s *Stats) add(req Request, o Outcome) {
 func (s *Stats) merge(o *Stats) {
 	s.Requests += o.Requests
 	s.TransportErrors += o.TransportErrors
+	s.GraphQLErrors += o.GraphQLErrors
 	s.CacheHits += o.CacheHits
 	for k, v := range o.Statuses {
 		s.Statuses[k] += v
@@ -239,6 +265,12 @@ func (s *Stats) CountNon2xx() int {
 	return n
 }
 
+// CountFailed returns the number of requests that failed: a status other
+// than 2xx or 304, GraphQL errors under a 2xx status, or a transport error.
+func (s *Stats) CountFailed() int {
+	return s.CountNon2xx() + s.GraphQLErrors + s.TransportErrors
+}
+
 // StatusSummary lists the statuses and their counts, such as "200×950
 // 503×50".
 func (s *Stats) StatusSummary() string {
@@ -250,6 +282,9 @@ func (s *Stats) StatusSummary() string {
 	parts := make([]string, 0, len(codes)+1)
 	for _, c := range codes {
 		parts = append(parts, fmt.Sprintf("%d×%d", c, s.Statuses[c]))
+	}
+	if s.GraphQLErrors > 0 {
+		parts = append(parts, fmt.Sprintf("(of the 2xx, with GraphQL errors×%d)", s.GraphQLErrors))
 	}
 	if s.TransportErrors > 0 {
 		parts = append(parts, fmt.Sprintf("transport errors×%d", s.TransportErrors))

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"compress/gzip"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -190,5 +191,36 @@ func TestMixedFollowsWeights(t *testing.T) {
 	}
 	if a := counts["a"]; a < 2800 || a > 3200 {
 		t.Errorf("weight 3 of 4 drew %d of 4000", a)
+	}
+}
+
+func TestGraphQLErrorsAreFailures(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := `{"data":{"metrics":{"tvl":1}}}`
+		if r.URL.Query().Get("fail") != "" {
+			body = `{"errors":[{"message":"the service is unavailable; try again later","extensions":{"code":"internal_server_error"}}],"data":null}`
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		fmt.Fprint(zw, body)
+		zw.Close()
+	}))
+	defer srv.Close()
+	c := NewClient(srv.URL, "k", 1)
+	defer c.Close()
+	ok := c.Do(context.Background(), GraphQL("{ metrics { tvl } }", nil))
+	failed := c.Do(context.Background(), Request{Method: "POST", Target: "/graphql?fail=1", Body: []byte(`{}`)})
+	if ok.Status != 200 || ok.GraphQLError || failed.Status != 200 || !failed.GraphQLError {
+		t.Fatalf("ok: %+v; failed: %+v", ok, failed)
+	}
+	if !isGraphQLUnavailable(failed.Snippet) {
+		t.Errorf("snippet %q not read as an unavailable error", failed.Snippet)
+	}
+	s := newStats()
+	s.add(Request{}, ok)
+	s.add(Request{}, failed)
+	s.finish(time.Second)
+	if s.CountFailed() != 1 || s.GraphQLErrors != 1 {
+		t.Errorf("failed %d, GraphQL errors %d; want 1 and 1", s.CountFailed(), s.GraphQLErrors)
 	}
 }

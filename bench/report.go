@@ -118,7 +118,7 @@ func mark(ok bool) string {
 // time.
 func LoadTable(results []OpResult, targets bool, counts map[string]StatementRange) string {
 	var b strings.Builder
-	b.WriteString("| Operation | Class | Requests/s | p50 ms | p95 ms | p99 ms | max ms | SQL statements/request | Cache hits | Non-2xx | Peak RSS MiB |")
+	b.WriteString("| Operation | Class | Requests/s | p50 ms | p95 ms | p99 ms | max ms | SQL statements/request | Cache hits | Failed | Peak RSS MiB |")
 	if targets {
 		b.WriteString(" Targets |")
 	}
@@ -139,7 +139,7 @@ func LoadTable(results []OpResult, targets bool, counts map[string]StatementRang
 		}
 		fmt.Fprintf(&b, "| %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %d | %s |",
 			r.Op.Name, r.Op.Class, s.RPS(), ms(s.Percentile(0.5)), ms(s.Percentile(0.95)), ms(s.Percentile(0.99)), ms(s.Max()),
-			sql, hits, s.CountNon2xx()+s.TransportErrors, mib(r.PeakRSS))
+			sql, hits, s.CountFailed(), mib(r.PeakRSS))
 		if targets {
 			b.WriteString(" " + verdict(r) + " |")
 		}
@@ -155,8 +155,8 @@ func verdict(r OpResult) string {
 	if t := r.Op.Class.Target(); t > 0 {
 		parts = append(parts, fmt.Sprintf("≥ %.0f/s %s", t, mark(s.RPS() >= t)))
 	}
-	if s.CountNon2xx()+s.TransportErrors > 0 {
-		parts = append(parts, "errors **present**")
+	if s.CountFailed() > 0 {
+		parts = append(parts, "failures **present**")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -172,7 +172,7 @@ func Missed(results []OpResult) []string {
 		if t := r.Op.Class.Target(); t > 0 && s.RPS() < t {
 			out = append(out, fmt.Sprintf("%s: %.0f requests/s < %.0f", r.Op.Name, s.RPS(), t))
 		}
-		if n := s.CountNon2xx() + s.TransportErrors; n > 0 {
+		if n := s.CountFailed(); n > 0 {
 			out = append(out, fmt.Sprintf("%s: %d failed requests (%s; first: %s)", r.Op.Name, n, s.StatusSummary(), strings.Join(s.FirstErrors, "; ")))
 		}
 	}

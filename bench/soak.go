@@ -84,17 +84,18 @@ func (r SoakResult) Report() string {
 	fmt.Fprintf(&b, "| 5xx responses | %d | 0: %s |\n", t.Count5xx(), mark(t.Count5xx() == 0))
 	fmt.Fprintf(&b, "| Transport errors | %d | 0: %s |\n", t.TransportErrors, mark(t.TransportErrors == 0))
 	fmt.Fprintf(&b, "| Other non-2xx | %d | 0: %s |\n", t.CountNon2xx()-t.Count5xx(), mark(t.CountNon2xx()-t.Count5xx() == 0))
+	fmt.Fprintf(&b, "| GraphQL responses with errors | %d | 0: %s |\n", t.GraphQLErrors, mark(t.GraphQLErrors == 0))
 	fmt.Fprintf(&b, "| Latency p50 / p99 / max | %s / %s / %s ms | |\n", ms(t.Percentile(0.5)), ms(t.Percentile(0.99)), ms(t.Max()))
 	fmt.Fprintf(&b, "| RSS after warm-up → at the end (peak) | %s → %s MiB (%s MiB), %+.1f%% | flat (≤ +%d%%): %s; ≤ 250 MiB: %s |\n",
 		mib(r.WarmRSS), mib(r.EndRSS), mib(r.PeakRSS), r.Growth(), TargetSoakGrowthPct, mark(flat), mark(r.PeakRSS <= TargetRSS))
 	if len(t.FirstErrors) > 0 {
 		fmt.Fprintf(&b, "\nFirst failures: %s\n", strings.Join(t.FirstErrors, "; "))
 	}
-	fmt.Fprintf(&b, "\n| Interval | Requests/s | p50 ms | p99 ms | 5xx | Transport errors | RSS MiB at the end |\n|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(&b, "\n| Interval | Requests/s | p50 ms | p99 ms | 5xx | Transport errors | Failed in all | RSS MiB at the end |\n|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for i, in := range r.Intervals {
 		s := in.Stats
-		fmt.Fprintf(&b, "| %d | %.0f | %s | %s | %d | %d | %s |\n", i+1, s.RPS(), ms(s.Percentile(0.5)), ms(s.Percentile(0.99)),
-			s.Count5xx(), s.TransportErrors, mib(in.RSS))
+		fmt.Fprintf(&b, "| %d | %.0f | %s | %s | %d | %d | %d | %s |\n", i+1, s.RPS(), ms(s.Percentile(0.5)), ms(s.Percentile(0.99)),
+			s.Count5xx(), s.TransportErrors, s.CountFailed(), mib(in.RSS))
 	}
 	return b.String()
 }
@@ -125,13 +126,20 @@ type RestartResult struct {
 	// before the stop, while the database was down (from the end of Stop
 	// to the start of Start), and after Start returned.
 	Before, Down, After *Stats
-	// DownServed200 counts the 200s while down: cache hits before the
-	// cache noticed the outage, and requests that had their data before it.
+	// DownServed200 counts the successful answers while down: cache hits
+	// before the cache noticed the outage, and requests that had their
+	// data before it.
 	DownServed200 int
-	// Down503 counts 503s while down, Down503JSON those whose body is the
-	// JSON error of the contract, and Down503P99 their p99 latency.
-	Down503, Down503JSON int
-	Down503P99           time.Duration
+	// Down503 counts the REST 503s while down and Down503JSON those whose
+	// body is the contract's JSON error; DownGraphQL counts the GraphQL
+	// answers whose errors say internal_server_error (GraphQL answers
+	// failed execution with 200). DownFailureP99 is the p99 latency of
+	// all of those failures.
+	Down503, Down503JSON, DownGraphQL int
+	DownFailureP99                    time.Duration
+	// DownOther describes up to five answers while down that were none of
+	// those.
+	DownOther []string
 	// FirstDBSuccess is the time from the end of Start to the first 200
 	// that was not a cache hit; LastFailure to the last 5xx or transport
 	// error (0 when none came after Start).
@@ -185,6 +193,13 @@ func Restart(ctx context.Context, c *Client, next func(*rand.Rand) Request, cfg 
 		case o.at >= res.StopEnded && o.at < res.StartBegan:
 			res.Down.add(req, o.Outcome)
 			switch {
+			case o.Status == 200 && o.GraphQLError && isGraphQLUnavailable(o.Snippet):
+				res.DownGraphQL++
+				down503 = append(down503, o.Latency)
+			case o.Status == 200 && o.GraphQLError:
+				if len(res.DownOther) < 5 {
+					res.DownOther = append(res.DownOther, fmt.Sprintf("%s %.200s: %d %s", req.Method, req.Body, o.Status, o.Snippet))
+				}
 			case o.Status == 200:
 				res.DownServed200++
 			case o.Status == 503:
@@ -197,10 +212,10 @@ func Restart(ctx context.Context, c *Client, next func(*rand.Rand) Request, cfg 
 		case o.at >= res.StartEnded:
 			res.After.add(req, o.Outcome)
 			since := o.at - res.StartEnded
-			if o.Status == 200 && !o.CacheHit && res.FirstDBSuccess == 0 {
+			if o.Status == 200 && !o.CacheHit && !o.GraphQLError && res.FirstDBSuccess == 0 {
 				res.FirstDBSuccess = since
 			}
-			if o.Err != nil || o.Status >= 500 {
+			if o.Err != nil || o.Status >= 500 || o.GraphQLError {
 				res.LastFailure = since
 			}
 		}
@@ -210,7 +225,7 @@ func Restart(ctx context.Context, c *Client, next func(*rand.Rand) Request, cfg 
 	res.After.finish(time.Since(start) - res.StartEnded)
 	down := &Stats{latencies: down503}
 	down.finish(0)
-	res.Down503P99 = down.Percentile(0.99)
+	res.DownFailureP99 = down.Percentile(0.99)
 	return res
 }
 
@@ -225,6 +240,27 @@ func isErrorJSON(body string) bool {
 	return json.Unmarshal([]byte(body), &e) == nil && e.Error.Code != "" && e.Error.Message != ""
 }
 
+// isGraphQLUnavailable reports whether body is a GraphQL response whose
+// errors all carry the code internal_server_error.
+func isGraphQLUnavailable(body string) bool {
+	var r struct {
+		Errors []struct {
+			Extensions struct {
+				Code string `json:"code"`
+			} `json:"extensions"`
+		} `json:"errors"`
+	}
+	if json.Unmarshal([]byte(body), &r) != nil || len(r.Errors) == 0 {
+		return false
+	}
+	for _, e := range r.Errors {
+		if e.Extensions.Code != "internal_server_error" {
+			return false
+		}
+	}
+	return true
+}
+
 // Report renders the restart as Markdown.
 func (r RestartResult) Report() string {
 	var b strings.Builder
@@ -234,7 +270,7 @@ func (r RestartResult) Report() string {
 	if r.StopErr != nil || r.StartErr != nil {
 		fmt.Fprintf(&b, "Stopping or starting PostgreSQL failed: stop: %v; start: %v\n\n", r.StopErr, r.StartErr)
 	}
-	downOK := r.Down.TransportErrors == 0 && r.Down503 == r.Down503JSON && r.Down503+r.DownServed200 == r.Down.Requests
+	downOK := r.Down.TransportErrors == 0 && r.Down503 == r.Down503JSON && r.Down503+r.DownGraphQL+r.DownServed200 == r.Down.Requests
 	fmt.Fprintf(&b, "| Phase | Requests | Statuses | p50 ms | p99 ms |\n|---|--:|---|--:|--:|\n")
 	for _, p := range []struct {
 		name string
@@ -243,9 +279,9 @@ func (r RestartResult) Report() string {
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", p.name, p.s.Requests, p.s.StatusSummary(), ms(p.s.Percentile(0.5)), ms(p.s.Percentile(0.99)))
 	}
 	fmt.Fprintf(&b, "\n| Check | Result | Verdict |\n|---|---|---|\n")
-	fmt.Fprintf(&b, "| While down: 503 with the JSON error body, or 200 (a cache hit, or a request in flight when it stopped) | %d × 503 (%d with the JSON body), %d × 200, %d other | %s |\n",
-		r.Down503, r.Down503JSON, r.DownServed200, r.Down.Requests-r.Down503-r.DownServed200, mark(downOK))
-	fmt.Fprintf(&b, "| While down: 503s fail fast | p99 %s ms | %s |\n", ms(r.Down503P99), mark(r.Down503P99 <= time.Second))
+	fmt.Fprintf(&b, "| While down: REST answers 503 with the JSON error body, GraphQL an error with code internal_server_error (status 200, GraphQL's convention); a few 200s are cache hits before the cache notices, or requests in flight when it stopped | %d × 503 (%d with the JSON body), %d GraphQL errors, %d × 200, %d other | %s |\n",
+		r.Down503, r.Down503JSON, r.DownGraphQL, r.DownServed200, r.Down.Requests-r.Down503-r.DownGraphQL-r.DownServed200, mark(downOK))
+	fmt.Fprintf(&b, "| While down: failures are fast | p99 %s ms | %s |\n", ms(r.DownFailureP99), mark(r.DownFailureP99 <= time.Second))
 	recovered := r.FirstDBSuccess > 0 && r.LastFailure < 10*time.Second && r.After.Requests > 0
 	fmt.Fprintf(&b, "| Recovery after PostgreSQL accepts connections again | first database-backed 200 after %s ms, last failure %s ms after | within seconds: %s |\n",
 		ms(r.FirstDBSuccess), ms(r.LastFailure), mark(recovered))
@@ -253,5 +289,8 @@ func (r RestartResult) Report() string {
 		r.Before.Statuses[500]+r.Down.Statuses[500]+r.After.Statuses[500],
 		r.Before.TransportErrors+r.Down.TransportErrors+r.After.TransportErrors,
 		mark(r.Before.Statuses[500]+r.Down.Statuses[500]+r.After.Statuses[500]+r.Before.TransportErrors+r.Down.TransportErrors+r.After.TransportErrors == 0))
+	if len(r.DownOther) > 0 {
+		fmt.Fprintf(&b, "\nOther answers while down: %s\n", strings.Join(r.DownOther, "; "))
+	}
 	return b.String()
 }

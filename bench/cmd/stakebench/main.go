@@ -169,7 +169,8 @@ func prepare(ctx context.Context, cfg config) (*env, error) {
 	if err := os.MkdirAll(cfg.home, 0o755); err != nil {
 		return nil, err
 	}
-	logf, err := os.OpenFile(filepath.Join(cfg.home, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// The servers' request log of this run only: it grows by gigabytes.
+	logf, err := os.OpenFile(filepath.Join(cfg.home, "serve.log"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
 	}
