@@ -77,7 +77,7 @@ func (r SoakResult) Report() string {
 	var b strings.Builder
 	t := r.Total
 	flat := r.Growth() <= TargetSoakGrowthPct
-	fmt.Fprintf(&b, "%d clients for %s over the mixed workload (every operation above, by weight), from %s.\n\n",
+	fmt.Fprintf(&b, "%d clients for %s over the mixed workload (every operation above, by weight), ended %s.\n\n",
 		r.Config.Clients, r.Config.Duration, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(&b, "| Check | Result | Target |\n|---|---|---|\n")
 	fmt.Fprintf(&b, "| Requests | %d (%.0f/s), %s | |\n", t.Requests, t.RPS(), t.StatusSummary())
@@ -265,7 +265,7 @@ func isGraphQLUnavailable(body string) bool {
 func (r RestartResult) Report() string {
 	var b strings.Builder
 	cfg := r.Config
-	fmt.Fprintf(&b, "%d clients over the mixed workload; PostgreSQL stopped (fast shutdown) after %s, kept down %s, started again and the load kept on for %s. Requests that ended while PostgreSQL was stopping or starting count in no phase. From %s.\n\n",
+	fmt.Fprintf(&b, "%d clients over the mixed workload; PostgreSQL stopped (fast shutdown) after %s, kept down %s, started again and the load kept on for %s. Requests that ended while PostgreSQL was stopping or starting count in no phase. Ended %s.\n\n",
 		cfg.Clients, cfg.Before, cfg.Down, cfg.After, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	if r.StopErr != nil || r.StartErr != nil {
 		fmt.Fprintf(&b, "Stopping or starting PostgreSQL failed: stop: %v; start: %v\n\n", r.StopErr, r.StartErr)
