@@ -181,7 +181,18 @@ func (c *Chain) Head(t testing.TB) *types.Header {
 // one.
 func (c *Chain) Fork(t testing.TB, parent common.Hash) {
 	t.Helper()
-	if err := c.Backend.Fork(parent); err != nil {
+	// The backend refuses to fork while its transaction pool lists a pending
+	// transaction, and the pool catches up with a commit asynchronously: drop
+	// whatever is pending and try again while it settles.
+	var err error
+	for try := 0; try < 100; try++ {
+		c.Backend.Rollback()
+		if err = c.Backend.Fork(parent); err == nil || !strings.Contains(err.Error(), "pending block dirty") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	// The transaction pool takes back the abandoned blocks' transactions;
