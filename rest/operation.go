@@ -41,6 +41,9 @@ func (h *handlers) result(ctx context.Context, op string, vs vars, path ...strin
 	if err != nil {
 		return nil, presentOperationError(err)
 	}
+	if v, ok := cutPath(data, path); ok {
+		return v, nil
+	}
 	v := data
 	for _, key := range path {
 		if isNull(v) {
@@ -61,6 +64,29 @@ func (h *handlers) result(ctx context.Context, op string, vs vars, path ...strin
 	return v, nil
 }
 
+// cutPath returns the value at path in data when data is the compact JSON
+// that the executor writes for an operation selecting one field at each
+// level of path ({"avs":{"result":...}}), by cutting off the enclosing
+// text instead of decoding the whole answer. It reports false for anything
+// else, a null on the path included, which result then decodes.
+func cutPath(data json.RawMessage, path []string) (json.RawMessage, bool) {
+	v := []byte(data)
+	for _, key := range path {
+		if len(v) < len(key)+5 || v[0] != '{' || v[1] != '"' || v[len(v)-1] != '}' {
+			return nil, false
+		}
+		rest, ok := bytes.CutPrefix(v[2:], []byte(key))
+		if !ok || len(rest) < 3 || rest[0] != '"' || rest[1] != ':' {
+			return nil, false
+		}
+		v = rest[2 : len(rest)-1]
+	}
+	if len(v) == 0 || isNull(v) || (v[0] != '{' && v[0] != '[') {
+		return nil, false
+	}
+	return v, true
+}
+
 func isNull(v json.RawMessage) bool {
 	return len(bytes.TrimSpace(v)) == 0 || string(bytes.TrimSpace(v)) == "null"
 }
@@ -73,7 +99,7 @@ func (h *handlers) serve(w http.ResponseWriter, r *http.Request, op string, vs v
 		respond.Error(w, r, notFoundError(err, notFoundMsg))
 		return
 	}
-	respond.JSON(w, r, http.StatusOK, v)
+	respond.RawJSON(w, r, http.StatusOK, v)
 }
 
 // notFoundError turns errNull into a derrors.NotFound error with message msg.

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"strings"
@@ -53,8 +54,54 @@ func TestOperationsMatchSchema(t *testing.T) {
 			t.Errorf("operations/%s is not used by any route", f)
 			continue
 		}
-		if _, errs := gqlparser.LoadQuery(schema, op); len(errs) > 0 {
+		doc, errs := gqlparser.LoadQuery(schema, op)
+		if len(errs) > 0 {
 			t.Errorf("operations/%s: %v", f, errs)
+			continue
+		}
+		// cutPath takes the result out of the executor's answer by its
+		// enclosing text, which needs one field at each level down to the
+		// field aliased "result".
+		for set := doc.Operations[0].SelectionSet; ; {
+			field, ok := set[0].(*ast.Field)
+			if len(set) != 1 || !ok {
+				t.Errorf("operations/%s: %d selections above the result; want one field", f, len(set))
+				break
+			}
+			if field.Alias == "result" {
+				break
+			}
+			set = field.SelectionSet
+		}
+	}
+}
+
+func TestCutPath(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		path []string
+		want string // "" when cutPath must leave it to decoding
+	}{
+		{`{"result":{"data":[],"meta":{"total":0}}}`, []string{"result"}, `{"data":[],"meta":{"total":0}}`},
+		{`{"avs":{"result":[1,2]}}`, []string{"avs", "result"}, `[1,2]`},
+		{`{"avs":null}`, []string{"avs", "result"}, ""},
+		{`{"avs":{"result":null}}`, []string{"avs", "result"}, ""},
+		{`{"result":"text"}`, []string{"result"}, ""},
+		{`{"results":{"a":1}}`, []string{"result"}, ""},
+		{`{"result" :{"a":1}}`, []string{"result"}, ""},
+		{`{"res`, []string{"result"}, ""},
+		{`{}`, []string{"result"}, ""},
+		{``, []string{"result"}, ""},
+	} {
+		got, ok := cutPath(json.RawMessage(tc.data), tc.path)
+		if tc.want == "" {
+			if ok {
+				t.Errorf("cutPath(%s, %q) = %s; want it left to decoding", tc.data, tc.path, got)
+			}
+			continue
+		}
+		if !ok || string(got) != tc.want {
+			t.Errorf("cutPath(%s, %q) = %s, %v; want %s", tc.data, tc.path, got, ok, tc.want)
 		}
 	}
 }

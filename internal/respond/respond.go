@@ -53,6 +53,13 @@ func JSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	write(w, r, status, body)
 }
 
+// RawJSON writes body, which must be valid JSON (a value another encoder
+// wrote), as the body of a response with the given status, as it is. A
+// HEAD request gets the headers only.
+func RawJSON(w http.ResponseWriter, r *http.Request, status int, body []byte) {
+	write(w, r, status, body)
+}
+
 // Error writes the error response for err, logging errors whose details the
 // client does not see.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
