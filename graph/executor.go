@@ -35,7 +35,7 @@ func NewExecutor(db *store.DB, opts Options) *Executor {
 // data; a field that resolved to null (a lookup of something that does not
 // exist) is not an error.
 func (e *Executor) Execute(ctx context.Context, query string, vars map[string]any) (json.RawMessage, error) {
-	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait))
+	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities))
 	ctx = graphql.StartOperationTrace(ctx)
 	params := &graphql.RawParams{Query: query, Variables: vars}
 	params.ReadTime.Start = graphql.Now()

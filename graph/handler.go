@@ -52,6 +52,10 @@ type Options struct {
 	// BatchWait is how long a dataloader collects keys before it queries.
 	// Default 2ms.
 	BatchWait time.Duration
+	// Entities, when set, keeps the records of the small tables between
+	// requests (see EntityCache). Give the handler and the executor of a
+	// server the same one.
+	Entities *EntityCache
 	// Authenticate, when set, wraps the GraphQL endpoint (for example with
 	// the API-key middleware). The playground page is served without it,
 	// so that a browser can load it and the user can enter a key in it.
@@ -116,7 +120,7 @@ func NewHandler(db *store.DB, opts Options) http.Handler {
 // records for the request only.
 func withRequestLoaders(next http.Handler, db *store.DB, opts Options) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l := newLoaders(db, opts.Now(), opts.BatchWait)
+		l := newLoaders(db, opts.Now(), opts.BatchWait, opts.Entities)
 		next.ServeHTTP(w, r.WithContext(withLoaders(r.Context(), l)))
 	})
 }

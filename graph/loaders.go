@@ -7,6 +7,7 @@ import (
 
 	"github.com/graph-gophers/dataloader/v7"
 
+	"github.com/stakegraph/stakegraph/graph/model"
 	"github.com/stakegraph/stakegraph/store"
 )
 
@@ -35,10 +36,10 @@ type loaders struct {
 	submissions          *dataloader.Loader[string, *store.RewardsSubmission]
 	curated              *dataloader.Loader[string, *store.CuratedMetadata]
 	strategyAPYs         *dataloader.Loader[string, []store.StrategyAPY]
-	avsShares            *dataloader.Loader[string, []store.StrategyShares]
-	operatorShares       *dataloader.Loader[string, []store.StrategyShares]
-	stakerShares         *dataloader.Loader[string, []store.StrategyShares]
-	withdrawalShares     *dataloader.Loader[string, []store.StrategyShares]
+	avsShares            *dataloader.Loader[string, *shareSet]
+	operatorShares       *dataloader.Loader[string, *shareSet]
+	stakerShares         *dataloader.Loader[string, *shareSet]
+	withdrawalShares     *dataloader.Loader[string, *shareSet]
 	registrations        *dataloader.Loader[string, []store.Registration]
 	rewardTokens         *dataloader.Loader[string, []string]
 	rewardsTotals        *dataloader.Loader[string, *store.AVSRewardsTotals]
@@ -90,72 +91,70 @@ type withdrawalArgs struct {
 }
 
 // newLoaders creates the loaders of a request that started at now. wait is
-// how long a loader collects keys before it runs its batch.
-func newLoaders(db *store.DB, now time.Time, wait time.Duration) *loaders {
+// how long a loader collects keys before it runs its batch. The loaders of
+// the small tables answer from entities what it holds (a nil entities
+// caches nothing between requests).
+func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *EntityCache) *loaders {
 	l := &loaders{db: db, now: now.UTC().Round(0)}
 
-	l.avs = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.AVS, error) {
+	l.avs = newLoader(wait, cachedFetch(entities, "avs", func(ctx context.Context, keys []string) (map[string]*store.AVS, error) {
 		rows, err := db.AVSByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.AVS) string { return r.Address }), err
-	})
-	l.operators = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.Operator, error) {
+	}))
+	l.operators = newLoader(wait, cachedFetch(entities, "operators", func(ctx context.Context, keys []string) (map[string]*store.Operator, error) {
 		rows, err := db.OperatorsByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.Operator) string { return r.Address }), err
-	})
+	}))
 	l.stakers = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.Staker, error) {
 		rows, err := db.StakersByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.Staker) string { return r.Address }), err
 	})
-	l.strategies = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.StrategyState, error) {
+	l.strategies = newLoader(wait, cachedFetch(entities, "strategies", func(ctx context.Context, keys []string) (map[string]*store.StrategyState, error) {
 		rows, err := db.StrategiesByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.StrategyState) string { return r.Address }), err
-	})
+	}))
 	l.withdrawals = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.Withdrawal, error) {
 		rows, err := db.WithdrawalsByRoots(ctx, keys)
 		return indexBy(rows, func(r store.Withdrawal) string { return r.WithdrawalRoot }), err
 	})
-	l.submissions = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.RewardsSubmission, error) {
+	l.submissions = newLoader(wait, cachedFetch(entities, "submissions", func(ctx context.Context, keys []string) (map[string]*store.RewardsSubmission, error) {
 		rows, err := db.RewardsSubmissionsByHashes(ctx, keys)
 		return indexBy(rows, func(r store.RewardsSubmission) string { return r.Hash }), err
-	})
-	l.curated = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.CuratedMetadata, error) {
+	}))
+	l.curated = newLoader(wait, cachedFetch(entities, "curated", func(ctx context.Context, keys []string) (map[string]*store.CuratedMetadata, error) {
 		rows, err := db.CuratedMetadataByAVS(ctx, keys)
 		return indexBy(rows, func(r store.CuratedMetadata) string { return r.AVSAddress }), err
-	})
-	l.strategyAPYs = newLoader(wait, func(ctx context.Context, keys []string) (map[string][]store.StrategyAPY, error) {
+	}))
+	l.strategyAPYs = newLoader(wait, cachedFetch(entities, "strategy APYs", func(ctx context.Context, keys []string) (map[string][]store.StrategyAPY, error) {
 		rows, err := db.StrategyAPYsByAVS(ctx, keys)
 		return groupBy(rows, func(r store.StrategyAPY) string { return r.AVSAddress }), err
-	})
-	sharesLoader := func(fetch func(context.Context, []string) ([]store.StrategyShares, error)) *dataloader.Loader[string, []store.StrategyShares] {
-		return newLoader(wait, func(ctx context.Context, keys []string) (map[string][]store.StrategyShares, error) {
-			rows, err := fetch(ctx, keys)
-			return groupBy(rows, func(r store.StrategyShares) string { return r.Owner }), err
-		})
-	}
-	l.avsShares = sharesLoader(db.AVSSharesByAVS)
-	l.operatorShares = sharesLoader(db.OperatorSharesByOperators)
-	l.stakerShares = sharesLoader(db.StakerSharesByStakers)
-	l.withdrawalShares = sharesLoader(db.WithdrawalSharesByRoots)
-	l.registrations = newLoader(wait, func(ctx context.Context, keys []string) (map[string][]store.Registration, error) {
+	}))
+	// Stakers and withdrawals are far too many to keep: their shares are
+	// read per request.
+	l.avsShares = newLoader(wait, cachedFetch(entities, "AVS shares", shareSets(db.AVSSharesByAVS)))
+	l.operatorShares = newLoader(wait, cachedFetch(entities, "operator shares", shareSets(db.OperatorSharesByOperators)))
+	l.stakerShares = newLoader(wait, shareSets(db.StakerSharesByStakers))
+	l.withdrawalShares = newLoader(wait, shareSets(db.WithdrawalSharesByRoots))
+	l.registrations = newLoader(wait, cachedFetch(entities, "registrations", func(ctx context.Context, keys []string) (map[string][]store.Registration, error) {
 		rows, err := db.RegistrationsByOperators(ctx, keys)
 		return groupBy(rows, func(r store.Registration) string { return r.OperatorAddress }), err
-	})
-	l.rewardTokens = newLoader(wait, func(ctx context.Context, keys []string) (map[string][]string, error) {
+	}))
+	l.rewardTokens = newLoader(wait, cachedFetch(entities, "reward tokens", func(ctx context.Context, keys []string) (map[string][]string, error) {
 		rows, err := db.RewardTokensByStrategies(ctx, keys)
 		out := make(map[string][]string, len(rows))
 		for _, r := range rows {
 			out[r.StrategyAddress] = r.Tokens
 		}
 		return out, err
-	})
-	l.rewardsTotals = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.AVSRewardsTotals, error) {
+	}))
+	l.rewardsTotals = newLoader(wait, cachedFetch(entities, "rewards totals", func(ctx context.Context, keys []string) (map[string]*store.AVSRewardsTotals, error) {
 		rows, err := db.RewardsTotalsByAVS(ctx, keys)
 		return indexBy(rows, func(r store.AVSRewardsTotals) string { return r.AVSAddress }), err
-	})
-	l.submissionStrategies = newLoader(wait, func(ctx context.Context, keys []string) (map[string][]store.RewardsSubmissionStrategy, error) {
+	}))
+	l.submissionStrategies = newLoader(wait, cachedFetch(entities, "submission strategies", func(ctx context.Context, keys []string) (map[string][]store.RewardsSubmissionStrategy, error) {
 		rows, err := db.StrategiesBySubmissions(ctx, keys)
 		return groupBy(rows, func(r store.RewardsSubmissionStrategy) string { return r.Hash }), err
-	})
+	}))
 
 	l.avsOperators = newPageLoader(wait, func(ctx context.Context, avs []string, a avsOperatorArgs) (map[string][]store.AVSOperator, error) {
 		rows, err := db.ListAVSOperators(ctx, avs, a.Filter, a.Sort, a.Page)
@@ -253,6 +252,50 @@ func newPageLoader[A comparable, V any](wait time.Duration, fetch func(ctx conte
 		}
 		return out
 	}, dataloader.WithWait[pageKey[A], V](wait))
+}
+
+// shareSet is the shares of one owner (an AVS, operator, staker or
+// withdrawal), in the store's order, with the TVL they add up to, computed
+// the first time it is asked for. It is not modified once built, except
+// for that computation, and may be shared by concurrent requests through
+// the EntityCache. A nil *shareSet is an owner without shares.
+type shareSet struct {
+	rows []store.StrategyShares
+	once sync.Once
+	tvl  *model.Tvl
+}
+
+// Rows returns the shares.
+func (s *shareSet) Rows() []store.StrategyShares {
+	if s == nil {
+		return nil
+	}
+	return s.rows
+}
+
+// TVL returns the TVL of the shares.
+func (s *shareSet) TVL() *model.Tvl {
+	if s == nil {
+		return tvlFromShares(nil)
+	}
+	s.once.Do(func() { s.tvl = tvlFromShares(s.rows) })
+	return s.tvl
+}
+
+// shareSets turns a store read of the shares of owners into a batch
+// function answering a shareSet per owner.
+func shareSets(fetch func(context.Context, []string) ([]store.StrategyShares, error)) func(context.Context, []string) (map[string]*shareSet, error) {
+	return func(ctx context.Context, keys []string) (map[string]*shareSet, error) {
+		rows, err := fetch(ctx, keys)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]*shareSet)
+		for owner, group := range groupBy(rows, func(r store.StrategyShares) string { return r.Owner }) {
+			out[owner] = &shareSet{rows: group}
+		}
+		return out, nil
+	}
 }
 
 // indexBy maps each row's key to (a copy of) the row.

@@ -97,7 +97,7 @@ func operatorRegistrations(ctx context.Context, operator string) ([]*model.AvsRe
 // avsOperatorShares returns the operator's shares in the strategies it
 // restakes for the AVS: its shares, filtered by the registration.
 func avsOperatorShares(ctx context.Context, x *model.AvsOperator) ([]store.StrategyShares, error) {
-	rows, err := loadersFor(ctx).operatorShares.Load(ctx, x.Address)()
+	set, err := loadersFor(ctx).operatorShares.Load(ctx, x.Address)()
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func avsOperatorShares(ctx context.Context, x *model.AvsOperator) ([]store.Strat
 		restaked[s] = true
 	}
 	var out []store.StrategyShares
-	for _, r := range rows {
+	for _, r := range set.Rows() {
 		if restaked[r.StrategyAddress] {
 			out = append(out, r)
 		}

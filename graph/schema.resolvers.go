@@ -14,17 +14,17 @@ import (
 
 // Shares is the resolver for the shares field.
 func (r *avsResolver) Shares(ctx context.Context, obj *model.Avs) ([]*model.StrategyShares, error) {
-	rows, err := loadersFor(ctx).avsShares.Load(ctx, obj.Address)()
-	return strategySharesListFromStore(rows), err
+	set, err := loadersFor(ctx).avsShares.Load(ctx, obj.Address)()
+	return strategySharesListFromStore(set.Rows()), err
 }
 
 // Tvl is the resolver for the tvl field.
 func (r *avsResolver) Tvl(ctx context.Context, obj *model.Avs) (*model.Tvl, error) {
-	rows, err := loadersFor(ctx).avsShares.Load(ctx, obj.Address)()
+	set, err := loadersFor(ctx).avsShares.Load(ctx, obj.Address)()
 	if err != nil {
 		return nil, err
 	}
-	return tvlFromShares(rows), nil
+	return set.TVL(), nil
 }
 
 // CuratedMetadata is the resolver for the curatedMetadata field.
@@ -313,17 +313,17 @@ func (r *metricsResolver) StakerCountHistory(ctx context.Context, obj *model.Met
 
 // Shares is the resolver for the shares field.
 func (r *operatorResolver) Shares(ctx context.Context, obj *model.Operator) ([]*model.StrategyShares, error) {
-	rows, err := loadersFor(ctx).operatorShares.Load(ctx, obj.Address)()
-	return strategySharesListFromStore(rows), err
+	set, err := loadersFor(ctx).operatorShares.Load(ctx, obj.Address)()
+	return strategySharesListFromStore(set.Rows()), err
 }
 
 // Tvl is the resolver for the tvl field.
 func (r *operatorResolver) Tvl(ctx context.Context, obj *model.Operator) (*model.Tvl, error) {
-	rows, err := loadersFor(ctx).operatorShares.Load(ctx, obj.Address)()
+	set, err := loadersFor(ctx).operatorShares.Load(ctx, obj.Address)()
 	if err != nil {
 		return nil, err
 	}
-	return tvlFromShares(rows), nil
+	return set.TVL(), nil
 }
 
 // AvsRegistrations is the resolver for the avsRegistrations field.
@@ -559,17 +559,17 @@ func (r *stakerResolver) DelegatedTo(ctx context.Context, obj *model.Staker) (*m
 
 // Shares is the resolver for the shares field.
 func (r *stakerResolver) Shares(ctx context.Context, obj *model.Staker) ([]*model.StrategyShares, error) {
-	rows, err := loadersFor(ctx).stakerShares.Load(ctx, obj.Address)()
-	return strategySharesListFromStore(rows), err
+	set, err := loadersFor(ctx).stakerShares.Load(ctx, obj.Address)()
+	return strategySharesListFromStore(set.Rows()), err
 }
 
 // Tvl is the resolver for the tvl field.
 func (r *stakerResolver) Tvl(ctx context.Context, obj *model.Staker) (*model.Tvl, error) {
-	rows, err := loadersFor(ctx).stakerShares.Load(ctx, obj.Address)()
+	set, err := loadersFor(ctx).stakerShares.Load(ctx, obj.Address)()
 	if err != nil {
 		return nil, err
 	}
-	return tvlFromShares(rows), nil
+	return set.TVL(), nil
 }
 
 // DelegationEvents is the resolver for the delegationEvents field.
@@ -641,8 +641,8 @@ func (r *strategySharesResolver) Strategy(ctx context.Context, obj *model.Strate
 
 // Shares is the resolver for the shares field.
 func (r *withdrawalResolver) Shares(ctx context.Context, obj *model.Withdrawal) ([]*model.StrategyShares, error) {
-	rows, err := loadersFor(ctx).withdrawalShares.Load(ctx, obj.WithdrawalRoot)()
-	return strategySharesListFromStore(rows), err
+	set, err := loadersFor(ctx).withdrawalShares.Load(ctx, obj.WithdrawalRoot)()
+	return strategySharesListFromStore(set.Rows()), err
 }
 
 // Staker is the resolver for the staker field.

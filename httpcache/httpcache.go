@@ -25,8 +25,9 @@
 //
 // Cached responses carry a strong ETag (a hash of the body), Cache-Control
 // and X-Cache (HIT, MISS or BYPASS); a request whose If-None-Match names the
-// current ETag gets 304 Not Modified. Clients that accept gzip get a copy
-// compressed once, when the entry is stored.
+// current ETag gets 304 Not Modified. A response is compressed once, when
+// it is stored, and only that gzip copy is kept: clients that accept gzip
+// (nearly all) get it as it is, the others get it decompressed.
 package httpcache
 
 import (
@@ -51,6 +52,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/stakegraph/stakegraph/internal/respond"
 )
 
 // VersionSource reads the database's data version. *store.DB is one.
@@ -60,8 +63,8 @@ type VersionSource interface {
 
 // Options tune a Cache. Zero values select the defaults.
 type Options struct {
-	// MaxBytes bounds the memory held by entries (bodies and their gzip
-	// copies); the least recently used entries are dropped beyond it.
+	// MaxBytes bounds the memory held by entries (their gzip copies); the
+	// least recently used entries are dropped beyond it.
 	// Default 64 MiB.
 	MaxBytes int64
 	// MaxEntryBytes is the largest body that is stored. Default 4 MiB.
@@ -136,18 +139,35 @@ type Cache struct {
 	flights    map[string]*flight
 }
 
-// entry is one stored response.
+// entry is one stored response. Only its gzip copy is kept: API responses
+// compress five to ten times, so the cache holds that many more of them,
+// and nearly every client accepts gzip; the body is decompressed for the
+// others.
 type entry struct {
 	key         string
 	contentType string
-	body        []byte
 	gzipBody    []byte
-	etag        string // of body
+	bodyLen     int    // of the uncompressed body
+	etag        string // of the uncompressed body
 	gzipETag    string // of gzipBody
 	expires     time.Time
 }
 
-func (e *entry) size() int64 { return int64(len(e.body) + len(e.gzipBody) + len(e.key) + 256) }
+func (e *entry) size() int64 { return int64(len(e.gzipBody) + len(e.key) + 256) }
+
+// body returns the uncompressed body.
+func (e *entry) body() ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(e.gzipBody))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, e.bodyLen)
+	buf := bytes.NewBuffer(out)
+	if _, err := buf.ReadFrom(zr); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
 
 // flight is a response being computed by the first request that missed;
 // requests for the same key wait for it.
@@ -230,6 +250,11 @@ func (c *Cache) clearLocked() {
 	c.metrics.bytes.Set(0)
 	c.metrics.entries.Set(0)
 }
+
+// Version returns the data version the last poll read, and false while it
+// is unknown (before the first poll, or while the database cannot be read).
+// Other caches keyed on the data version can share the poller through it.
+func (c *Cache) Version() (int64, bool) { return c.current() }
 
 // current returns the data version and whether it is known.
 func (c *Cache) current() (int64, bool) {
@@ -431,12 +456,12 @@ func (c *Cache) handle(w http.ResponseWriter, r *http.Request, key string, next 
 
 // newEntry makes the entry of a recorded 200 response.
 func (c *Cache) newEntry(key string, rec *recorder) *entry {
-	body := bytes.Clone(rec.body.Bytes())
+	body := rec.body.Bytes()
 	e := &entry{
 		key:         key,
 		contentType: rec.header.Get("Content-Type"),
-		body:        body,
 		gzipBody:    gzipBytes(body),
+		bodyLen:     len(body),
 		expires:     c.opts.Now().Add(c.opts.TTL),
 	}
 	sum := sha256.Sum256(body)
@@ -454,9 +479,9 @@ func (c *Cache) serve(w http.ResponseWriter, r *http.Request, e *entry, xcache s
 	h.Set("Cache-Control", c.cacheControl)
 	h.Add("Vary", "Accept-Encoding")
 	gz := acceptsGzip(r.Header.Get("Accept-Encoding"))
-	etag, body := e.etag, e.body
+	etag := e.etag
 	if gz {
-		etag, body = e.gzipETag, e.gzipBody
+		etag = e.gzipETag
 	}
 	h.Set("ETag", etag)
 	if inm := r.Header.Get("If-None-Match"); inm != "" && etagListMatches(inm, e) {
@@ -464,6 +489,16 @@ func (c *Cache) serve(w http.ResponseWriter, r *http.Request, e *entry, xcache s
 		// the empty body alone.
 		w.WriteHeader(http.StatusNotModified)
 		return
+	}
+	body := e.gzipBody
+	if !gz {
+		var err error
+		if body, err = e.body(); err != nil {
+			// Our own gzip of our own bytes: this does not happen.
+			h.Del("ETag")
+			respond.Error(w, r, fmt.Errorf("decompress cached response %s: %w", e.key, err))
+			return
+		}
 	}
 	h.Set("Content-Type", e.contentType)
 	h.Set("X-Content-Type-Options", "nosniff")

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -331,7 +333,10 @@ func TestTTL(t *testing.T) {
 
 func TestSizeBound(t *testing.T) {
 	src := &versions{version: 1}
-	big := strings.Repeat("x", 10000)
+	// Random text, so that the gzip copies the cache keeps are large too.
+	raw := make([]byte, 7500)
+	_, _ = rand.NewChaCha8([32]byte{1}).Read(raw)
+	big := base64.StdEncoding.EncodeToString(raw)
 	var calls atomic.Int64
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)

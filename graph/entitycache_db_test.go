@@ -1,0 +1,113 @@
+package graph_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stakegraph/stakegraph/chain"
+	"github.com/stakegraph/stakegraph/graph"
+	"github.com/stakegraph/stakegraph/store"
+)
+
+// TestEntityCache checks, on the demo data, that with an EntityCache a
+// repeated page reads only the page itself from the database, that it
+// answers exactly what the uncached handler answers, and that a commit
+// (a new data version) shows at once the version is read.
+func TestEntityCache(t *testing.T) {
+	ctx := context.Background()
+	db := demoDB(t)
+	var version atomic.Int64
+	readVersion := func() {
+		t.Helper()
+		v, err := db.DataVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		version.Store(v)
+	}
+	readVersion()
+	opts := testOptions()
+	opts.Entities = graph.NewEntityCache(func() (int64, bool) { return version.Load(), true }, 0)
+	cached := newClient(t, db, opts)
+	plain := newClient(t, db, testOptions())
+
+	const q = `query {
+		operators(take: 15, sortByTvl: desc) {
+			data {
+				address metadataName totalStakers
+				shares { strategyAddress shares }
+				tvl { tvl tvlRestaking tvlStrategies tvlStrategiesEth }
+				avsRegistrations { avsAddress isActive avs { address metadataName shares { shares } tvl { tvl } } }
+			}
+			meta { total }
+		}
+		avsList(take: 5) { data { address strategyApys { strategyAddress } curatedMetadata { avsAddress } } }
+		strategies { address symbol }
+	}`
+	run := func(c *client) (data string, statements int64) {
+		t.Helper()
+		before := store.StatementCount()
+		res := c.post(q, nil)
+		statements = store.StatementCount() - before
+		if len(res.Errors) > 0 {
+			t.Fatalf("errors: %+v", res.Errors)
+		}
+		return string(res.Data), statements
+	}
+	want, plainStatements := run(plain)
+	first, firstStatements := run(cached)
+	second, secondStatements := run(cached)
+	t.Logf("statements: uncached %d, cached first %d, cached again %d", plainStatements, firstStatements, secondStatements)
+	if first != want || second != want {
+		t.Errorf("cached answers differ from the uncached one:\nuncached %s\nfirst    %s\nsecond   %s", want, first, second)
+	}
+	// Left to read: the two lists, their count and the strategies list.
+	if secondStatements >= firstStatements || secondStatements > 4 {
+		t.Errorf("the repeated query ran %d statements (the first %d); want only the lists and their count", secondStatements, firstStatements)
+	}
+
+	// A new name of an AVS the first operator is registered with,
+	// committed: the AVS records come from the cache until the new version
+	// is read, then from the database.
+	var page struct {
+		Operators struct {
+			Data []struct {
+				AvsRegistrations []struct{ Avs struct{ Address, MetadataName string } }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(want), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Operators.Data) == 0 || len(page.Operators.Data[0].AvsRegistrations) == 0 {
+		t.Fatal("the first operator has no registrations")
+	}
+	avs := page.Operators.Data[0].AvsRegistrations[0].Avs
+	const newName = "Renamed by the test"
+	rename := chain.Batch{MetadataDocuments: []chain.MetadataDocument{{
+		Position: chain.Position{BlockNumber: 1 << 40, TxHash: "0x" + strings.Repeat("ab", 32)},
+		Subject:  chain.SubjectAVS, Address: avs.Address, Name: newName,
+	}}}
+	if err := db.InTx(ctx, func(tx *store.Tx) error {
+		if err := tx.ApplyBatch(ctx, &rename); err != nil {
+			return err
+		}
+		return tx.BumpDataVersion(ctx)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if stale, _ := run(cached); stale != want {
+		t.Errorf("before the new version is read, the cached answer changed (AVS %s renamed from %q)", avs.Address, avs.MetadataName)
+	}
+	readVersion()
+	fresh, _ := run(cached)
+	if !strings.Contains(fresh, newName) {
+		t.Errorf("after the new version was read, the new name of AVS %s is not shown", avs.Address)
+	}
+	if want, _ := run(plain); fresh != want {
+		t.Errorf("after the commit, the cached and uncached answers differ")
+	}
+}

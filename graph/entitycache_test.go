@@ -1,0 +1,158 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// fakeVersion is a data version that a test sets.
+type fakeVersion struct {
+	mu      sync.Mutex
+	v       int64
+	unknown bool
+}
+
+func (f *fakeVersion) get() (int64, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.v, !f.unknown
+}
+
+func (f *fakeVersion) set(v int64, known bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.v, f.unknown = v, !known
+}
+
+// recordingFetch answers "value of k" for keys not starting with "x" (those
+// are absent), and records the keys of each call.
+type recordingFetch struct {
+	calls [][]string
+	err   error
+}
+
+func (r *recordingFetch) fetch(_ context.Context, keys []string) (map[string]string, error) {
+	r.calls = append(r.calls, slices.Clone(keys))
+	if r.err != nil {
+		return nil, r.err
+	}
+	out := map[string]string{}
+	for _, k := range keys {
+		if k[0] != 'x' {
+			out[k] = "value of " + k
+		}
+	}
+	return out, nil
+}
+
+func TestEntityCacheFetchesOnlyWhatItLacks(t *testing.T) {
+	ctx := context.Background()
+	ver := &fakeVersion{v: 7}
+	c := NewEntityCache(ver.get, 0)
+	rec := &recordingFetch{}
+	fetch := cachedFetch(c, "things", rec.fetch)
+
+	check := func(keys []string, wantFetched []string, want map[string]string) {
+		t.Helper()
+		calls := len(rec.calls)
+		got, err := fetch(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("fetch(%q) = %q, want %q", keys, got, want)
+		}
+		var fetched []string
+		if len(rec.calls) > calls {
+			fetched = rec.calls[len(rec.calls)-1]
+		}
+		if !slices.Equal(fetched, wantFetched) {
+			t.Errorf("fetch(%q) asked the database for %q, want %q", keys, fetched, wantFetched)
+		}
+	}
+	check([]string{"a", "b", "x1"}, []string{"a", "b", "x1"}, map[string]string{"a": "value of a", "b": "value of b"})
+	// Known keys, absent ones included, are answered from memory.
+	check([]string{"b", "x1", "c"}, []string{"c"}, map[string]string{"b": "value of b", "c": "value of c"})
+	check([]string{"a", "b", "c", "x1"}, nil, map[string]string{"a": "value of a", "b": "value of b", "c": "value of c"})
+	// Another relation does not see these keys.
+	other := &recordingFetch{}
+	if _, err := cachedFetch(c, "others", other.fetch)(ctx, []string{"a"}); err != nil || len(other.calls) != 1 {
+		t.Errorf("another relation: %d calls, error %v; want 1 call", len(other.calls), err)
+	}
+	// A new data version empties the cache.
+	ver.set(8, true)
+	check([]string{"a", "b"}, []string{"a", "b"}, map[string]string{"a": "value of a", "b": "value of b"})
+	check([]string{"a"}, nil, map[string]string{"a": "value of a"})
+	// While the version is unknown, everything is fetched and nothing kept.
+	ver.set(8, false)
+	check([]string{"a"}, []string{"a"}, map[string]string{"a": "value of a"})
+	ver.set(9, false)
+	check([]string{"d"}, []string{"d"}, map[string]string{"d": "value of d"})
+	ver.set(9, true)
+	check([]string{"d"}, []string{"d"}, map[string]string{"d": "value of d"})
+	check([]string{"d"}, nil, map[string]string{"d": "value of d"})
+	// Errors are returned, and not cached.
+	rec.err = errors.New("database down")
+	if _, err := fetch(ctx, []string{"e"}); !errors.Is(err, rec.err) {
+		t.Errorf("error %v, want %v", err, rec.err)
+	}
+	rec.err = nil
+	check([]string{"e"}, []string{"e"}, map[string]string{"e": "value of e"})
+}
+
+// TestEntityCacheKeepsNothingReadAtAnOldVersion: a value read while the
+// version was v is not kept once the version has moved on, and an older
+// reading never replaces newer entries.
+func TestEntityCacheKeepsNothingReadAtAnOldVersion(t *testing.T) {
+	ctx := context.Background()
+	ver := &fakeVersion{v: 1}
+	c := NewEntityCache(ver.get, 0)
+	n := 0
+	fetch := cachedFetch(c, "things", func(_ context.Context, keys []string) (map[string]int, error) {
+		n++
+		ver.set(2, true) // a commit lands while the batch reads
+		return map[string]int{keys[0]: n}, nil
+	})
+	if _, err := fetch(ctx, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != 0 {
+		t.Errorf("%d entries kept from a read at an old version", c.Len())
+	}
+	c.store(2, "things", map[string]entityValue{"b": {value: 1, found: true}})
+	c.store(1, "things", map[string]entityValue{"c": {value: 1, found: true}})
+	if hits, _, _, _ := c.lookup("things", []string{"b", "c"}); len(hits) != 1 || !hits["b"].found {
+		t.Errorf("hits %v, want only b", hits)
+	}
+}
+
+func TestEntityCacheBound(t *testing.T) {
+	ver := &fakeVersion{v: 1}
+	c := NewEntityCache(ver.get, 3)
+	c.store(1, "r", map[string]entityValue{"a": {}, "b": {}})
+	c.store(1, "r", map[string]entityValue{"c": {}})
+	if c.Len() != 3 {
+		t.Fatalf("%d entries, want 3", c.Len())
+	}
+	c.store(1, "r", map[string]entityValue{"d": {}})
+	if c.Len() != 1 {
+		t.Errorf("%d entries after overflowing the bound, want 1 (started again)", c.Len())
+	}
+}
+
+func TestNilEntityCacheFetchesEverything(t *testing.T) {
+	rec := &recordingFetch{}
+	fetch := cachedFetch[string](nil, "things", rec.fetch)
+	for range 2 {
+		if _, err := fetch(context.Background(), []string{"a"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rec.calls) != 2 {
+		t.Errorf("%d fetches, want 2", len(rec.calls))
+	}
+}
