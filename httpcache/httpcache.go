@@ -32,7 +32,6 @@ package httpcache
 
 import (
 	"bytes"
-	"compress/gzip"
 	"container/list"
 	"context"
 	"crypto/sha256"
@@ -51,6 +50,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/stakegraph/stakegraph/internal/respond"

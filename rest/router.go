@@ -9,16 +9,17 @@
 package rest
 
 import (
-	"compress/gzip"
 	"context"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/stakegraph/stakegraph/internal/derrors"
 	"github.com/stakegraph/stakegraph/internal/respond"
@@ -56,8 +57,18 @@ func NewHandler(cfg Config) http.Handler {
 	r.Use(cors)
 	// Level 1: chi resets a pooled encoder for every request, and a flate
 	// reset at levels 2-9 clears 640 KB of hash tables, about a tenth of the
-	// server's CPU under load; the BestSpeed encoder resets for free.
-	r.Use(middleware.Compress(gzip.BestSpeed, "application/json"))
+	// server's CPU under load; the BestSpeed encoder resets for free. The
+	// klauspost/compress encoder is twice as fast as compress/gzip's at
+	// that level, with slightly smaller output.
+	compressor := middleware.NewCompressor(gzip.BestSpeed, "application/json")
+	compressor.SetEncoder("gzip", func(w io.Writer, level int) io.Writer {
+		zw, err := gzip.NewWriterLevel(w, level)
+		if err != nil {
+			return nil
+		}
+		return zw
+	})
+	r.Use(compressor.Handler)
 	r.Use(middleware.GetHead)
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed)
