@@ -75,7 +75,9 @@ func TestEntityCache(t *testing.T) {
 	var page struct {
 		Operators struct {
 			Data []struct {
-				AvsRegistrations []struct{ Avs struct{ Address, MetadataName string } }
+				AvsRegistrations []struct {
+					Avs struct{ Address, MetadataName string }
+				}
 			}
 		}
 	}

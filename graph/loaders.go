@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -263,6 +265,35 @@ type shareSet struct {
 	rows []store.StrategyShares
 	once sync.Once
 	tvl  *model.Tvl
+
+	// restaked holds the subsets restakedFor made, by their strategies.
+	mu       sync.Mutex
+	restaked map[string]*shareSet
+}
+
+// restakedFor returns the shares in the given strategies (an operator's
+// restaked strategies for one AVS), made once per set of strategies.
+func (s *shareSet) restakedFor(strategies []string) *shareSet {
+	if s == nil {
+		return nil
+	}
+	key := strings.Join(strategies, ",")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sub, ok := s.restaked[key]; ok {
+		return sub
+	}
+	sub := &shareSet{}
+	for _, r := range s.rows {
+		if slices.Contains(strategies, r.StrategyAddress) {
+			sub.rows = append(sub.rows, r)
+		}
+	}
+	if s.restaked == nil {
+		s.restaked = make(map[string]*shareSet)
+	}
+	s.restaked[key] = sub
+	return sub
 }
 
 // Rows returns the shares.

@@ -96,22 +96,12 @@ func operatorRegistrations(ctx context.Context, operator string) ([]*model.AvsRe
 
 // avsOperatorShares returns the operator's shares in the strategies it
 // restakes for the AVS: its shares, filtered by the registration.
-func avsOperatorShares(ctx context.Context, x *model.AvsOperator) ([]store.StrategyShares, error) {
+func avsOperatorShares(ctx context.Context, x *model.AvsOperator) (*shareSet, error) {
 	set, err := loadersFor(ctx).operatorShares.Load(ctx, x.Address)()
 	if err != nil {
 		return nil, err
 	}
-	restaked := make(map[string]bool, len(x.RestakedStrategies))
-	for _, s := range x.RestakedStrategies {
-		restaked[s] = true
-	}
-	var out []store.StrategyShares
-	for _, r := range set.Rows() {
-		if restaked[r.StrategyAddress] {
-			out = append(out, r)
-		}
-	}
-	return out, nil
+	return set.restakedFor(x.RestakedStrategies), nil
 }
 
 // snapshots returns the latest daily snapshots, read once per request.

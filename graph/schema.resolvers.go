@@ -101,17 +101,17 @@ func (r *avsResolver) Rewards(ctx context.Context, obj *model.Avs) (*model.AvsRe
 
 // Shares is the resolver for the shares field.
 func (r *avsOperatorResolver) Shares(ctx context.Context, obj *model.AvsOperator) ([]*model.StrategyShares, error) {
-	rows, err := avsOperatorShares(ctx, obj)
-	return strategySharesListFromStore(rows), err
+	set, err := avsOperatorShares(ctx, obj)
+	return strategySharesListFromStore(set.Rows()), err
 }
 
 // Tvl is the resolver for the tvl field.
 func (r *avsOperatorResolver) Tvl(ctx context.Context, obj *model.AvsOperator) (*model.Tvl, error) {
-	rows, err := avsOperatorShares(ctx, obj)
+	set, err := avsOperatorShares(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
-	return tvlFromShares(rows), nil
+	return set.TVL(), nil
 }
 
 // AvsRegistrations is the resolver for the avsRegistrations field.
