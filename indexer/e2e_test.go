@@ -208,7 +208,7 @@ func TestIndexScriptedHistoryOnSimulatedChain(t *testing.T) {
 	before := dumpState(t, db)
 	w.index(db, cfg)
 	if after := dumpState(t, db); after != before {
-		t.Errorf("a second run changed the state:\n%s", lineDiff(before, after))
+		t.Errorf("a second run changed the state:\n%s", storetest.LineDiff(before, after))
 	}
 }
 
@@ -258,6 +258,6 @@ func TestReorgRollsBackToTheCommonAncestor(t *testing.T) {
 
 	fresh := w.freshIndex(now)
 	if got, want := dumpState(t, db), dumpState(t, fresh); got != want {
-		t.Errorf("state after the reorg differs from a fresh index of the winning chain:\n%s", lineDiff(want, got))
+		t.Errorf("state after the reorg differs from a fresh index of the winning chain:\n%s", storetest.LineDiff(want, got))
 	}
 }

@@ -121,7 +121,7 @@ func TestNodeFailuresAreRetriedAndWriteNoPartialState(t *testing.T) {
 	w.proxy.SetFault(nil)
 	want := dumpState(t, w.freshIndex(now))
 	if got := dumpState(t, db); got != want {
-		t.Errorf("state after node failures differs from an undisturbed index:\n%s", lineDiff(want, got))
+		t.Errorf("state after node failures differs from an undisturbed index:\n%s", storetest.LineDiff(want, got))
 	}
 }
 
@@ -171,7 +171,7 @@ func TestAdaptiveRangeShrinksOnRefusalAndGrowsBack(t *testing.T) {
 		t.Errorf("refused %d queries, widest answered range %d; want refusals and ranges of 2", refused.Load(), widest.Load())
 	}
 	if got := dumpState(t, db); got != want {
-		t.Errorf("state indexed through a range-capped node differs:\n%s", lineDiff(want, got))
+		t.Errorf("state indexed through a range-capped node differs:\n%s", storetest.LineDiff(want, got))
 	}
 
 	// Small results grow the range back up to MaxRange; a crowded batch

@@ -2,14 +2,12 @@ package indexer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -255,104 +253,14 @@ func (w *world) freshIndex(now time.Time) *store.DB {
 
 var dumpMu sync.Mutex
 
-// dumpState renders every table as sorted JSON rows with numbers in lowest
-// terms, leaving out the bookkeeping columns that legitimately differ
-// between two databases with the same content.
+// dumpState renders the database's content for comparisons, numbers
+// rounded to 18 decimals: the indexed and the fresh database may compute
+// the same ratio through different paths. One dump at a time.
 func dumpState(t *testing.T, db *store.DB) string {
 	t.Helper()
 	dumpMu.Lock()
 	defer dumpMu.Unlock()
-	ctx := context.Background()
-	var tables []string
-	if err := db.SelectContext(ctx, &tables, `
-		SELECT table_name FROM information_schema.tables
-		WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT LIKE 'goose%'
-		  AND table_name <> 'api_keys'
-		ORDER BY table_name`); err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, table := range tables {
-		drop := "'data_version' - 'refreshed_at' - 'dirty_since'"
-		if table == "sync_cursor" {
-			drop += " - 'updated_at'"
-		}
-		var rows []string
-		if err := db.SelectContext(ctx, &rows, fmt.Sprintf(`SELECT (to_jsonb(t) - %s)::text FROM %q t`, drop, table)); err != nil {
-			t.Fatal(err)
-		}
-		for i := range rows {
-			rows[i] = normaliseNumbers(t, rows[i])
-		}
-		sort.Strings(rows)
-		fmt.Fprintf(&b, "== %s\n%s\n", table, strings.Join(rows, "\n"))
-	}
-	return b.String()
-}
-
-func normaliseNumbers(t *testing.T, row string) string {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(row))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("row %s: %v", row, err)
-	}
-	var norm func(any) any
-	norm = func(x any) any {
-		switch x := x.(type) {
-		case json.Number:
-			// Quotients computed by PostgreSQL carry as many digits as their
-			// operands' scales give them, so the same ratio may come out with
-			// more digits in one database than in another: compare numbers
-			// rounded to 18 decimal places (one wei of an ETH amount).
-			r, ok := new(big.Rat).SetString(x.String())
-			if !ok {
-				t.Fatalf("number %s", x)
-			}
-			return strings.TrimRight(strings.TrimRight(r.FloatString(18), "0"), ".")
-		case []any:
-			for i := range x {
-				x[i] = norm(x[i])
-			}
-		case map[string]any:
-			for k := range x {
-				x[k] = norm(x[k])
-			}
-		}
-		return x
-	}
-	out, err := json.Marshal(norm(v))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(out)
-}
-
-// lineDiff lists the lines only in want (-) and only in got (+).
-func lineDiff(want, got string) string {
-	count := func(s string) map[string]int {
-		m := map[string]int{}
-		for _, l := range strings.Split(s, "\n") {
-			m[l]++
-		}
-		return m
-	}
-	w, g := count(want), count(got)
-	var b strings.Builder
-	for _, l := range strings.Split(want, "\n") {
-		if g[l] < w[l] {
-			fmt.Fprintf(&b, "- %s\n", l)
-			w[l]--
-		}
-	}
-	for _, l := range strings.Split(got, "\n") {
-		if w[l] < g[l] {
-			fmt.Fprintf(&b, "+ %s\n", l)
-			g[l]--
-		}
-	}
-	return b.String()
+	return storetest.DumpState(t, db, 18)
 }
 
 func bigU(n uint64) *big.Int { return new(big.Int).SetUint64(n) }

@@ -178,7 +178,7 @@ func TestSIGKILLMidBatchThenRestartEqualsAnUninterruptedRun(t *testing.T) {
 	}
 	defer db.Close()
 	if got := dumpState(t, db); got != want {
-		t.Errorf("after %d kills the state differs from an uninterrupted run:\n%s", kills, lineDiff(want, got))
+		t.Errorf("after %d kills the state differs from an uninterrupted run:\n%s", kills, storetest.LineDiff(want, got))
 	}
 }
 
@@ -234,6 +234,6 @@ func TestCancelledMidBatchThenRestartEqualsAnUninterruptedRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := dumpState(t, db); got != want {
-		t.Errorf("after %d kills the state differs from an uninterrupted run:\n%s", kills, lineDiff(want, got))
+		t.Errorf("after %d kills the state differs from an uninterrupted run:\n%s", kills, storetest.LineDiff(want, got))
 	}
 }

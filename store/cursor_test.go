@@ -2,11 +2,8 @@ package store_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/big"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
@@ -151,34 +148,11 @@ func applyAndRefresh(t *testing.T, db *store.DB, now time.Time, batches ...chain
 	}
 }
 
-// dumpState renders every table as sorted JSON rows, leaving out the
-// bookkeeping columns that legitimately differ between two databases with
-// the same content (versions and wall-clock times of writes).
+// dumpState renders the database's content for comparisons, numbers
+// compared exactly.
 func dumpState(t *testing.T, db *store.DB) string {
 	t.Helper()
-	ctx := context.Background()
-	var tables []string
-	if err := db.SelectContext(ctx, &tables, `
-		SELECT table_name FROM information_schema.tables
-		WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT LIKE 'goose%'
-		ORDER BY table_name`); err != nil {
-		t.Fatal(err)
-	}
-	var b strings.Builder
-	for _, table := range tables {
-		var rows []string
-		if err := db.SelectContext(ctx, &rows, fmt.Sprintf(`
-			SELECT (to_jsonb(t) - 'data_version' - 'refreshed_at' - 'dirty_since' - %s)::text
-			FROM %q t`, map[bool]string{true: "'updated_at'", false: "'-'"}[table == "sync_cursor"], table)); err != nil {
-			t.Fatal(err)
-		}
-		for i := range rows {
-			rows[i] = normaliseNumbers(t, rows[i])
-		}
-		sort.Strings(rows)
-		fmt.Fprintf(&b, "== %s\n%s\n", table, strings.Join(rows, "\n"))
-	}
-	return b.String()
+	return storetest.DumpState(t, db, 0)
 }
 
 func TestRollbackAfterRestoresTheAncestorState(t *testing.T) {
@@ -230,7 +204,7 @@ func TestRollbackAfterRestoresTheAncestorState(t *testing.T) {
 		t.Fatal(err)
 	}
 	if g, w := dumpState(t, got), dumpState(t, want); g != w {
-		t.Errorf("state after rollback differs from the ancestor's state:\n%s", lineDiff(w, g))
+		t.Errorf("state after rollback differs from the ancestor's state:\n%s", storetest.LineDiff(w, g))
 	}
 	if pending, err := got.PendingMetadata(ctx); err != nil || len(pending) != 0 {
 		t.Errorf("pending after refetch = %+v, %v", pending, err)
@@ -280,67 +254,4 @@ func TestCursorAndIndexedBlocks(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// normaliseNumbers rewrites every JSON number of row in lowest terms, so
-// that 0.00 and 0.0000 (numerics of different scale) compare equal.
-func normaliseNumbers(t *testing.T, row string) string {
-	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(row))
-	dec.UseNumber()
-	var v map[string]any
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("row %s: %v", row, err)
-	}
-	var norm func(any) any
-	norm = func(x any) any {
-		switch x := x.(type) {
-		case json.Number:
-			r, ok := new(big.Rat).SetString(x.String())
-			if !ok {
-				t.Fatalf("number %s", x)
-			}
-			return r.RatString()
-		case []any:
-			for i := range x {
-				x[i] = norm(x[i])
-			}
-		case map[string]any:
-			for k := range x {
-				x[k] = norm(x[k])
-			}
-		}
-		return x
-	}
-	out, err := json.Marshal(norm(v))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(out)
-}
-
-// lineDiff lists the lines only in want (-) and only in got (+).
-func lineDiff(want, got string) string {
-	count := func(s string) map[string]int {
-		m := map[string]int{}
-		for _, l := range strings.Split(s, "\n") {
-			m[l]++
-		}
-		return m
-	}
-	w, g := count(want), count(got)
-	var b strings.Builder
-	for _, l := range strings.Split(want, "\n") {
-		if g[l] < w[l] {
-			fmt.Fprintf(&b, "- %s\n", l)
-			w[l]--
-		}
-	}
-	for _, l := range strings.Split(got, "\n") {
-		if w[l] < g[l] {
-			fmt.Fprintf(&b, "+ %s\n", l)
-			g[l]--
-		}
-	}
-	return b.String()
 }
