@@ -200,6 +200,17 @@ func (db *DB) ListDelegationEventsByOperators(ctx context.Context, operators []s
 	return db.listDelegationEvents(ctx, "operator", operators, f, p)
 }
 
+// listDelegationEvents reads each key's page in two steps. The page's sort
+// keys come from an index-only scan of the owner's (owner, block_time DESC,
+// block_number DESC, log_index DESC) index, read in order and stopped at the
+// page's end, and only the page's rows are then fetched by primary key, joined
+// with their strategy and valued. Inside the LATERAL the key is a parameter
+// whose row estimate is the average owner's, far below that of the busiest
+// operators (hundreds of thousands of events): selecting the whole rows
+// there let the planner prefer a bitmap scan of every event of the range, a
+// strategy join and two value functions per event and a top-N sort. The
+// index-only scan is the cheapest plan whatever the estimate, as it never
+// visits the heap.
 func (db *DB) listDelegationEvents(ctx context.Context, owner string, keys []string, f DelegationEventFilter, p Page) ([]DelegationEvent, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -209,20 +220,21 @@ func (db *DB) listDelegationEvents(ctx context.Context, owner string, keys []str
 	conds := f.conditions(&q)
 	var out []DelegationEvent
 	if err := db.SelectContext(ctx, &out, `
-		SELECT k.key, x.*
+		SELECT k.key, e.tx_hash, e.block_number, e.log_index, e.block_time, e.type::text AS type,
+		       e.staker_address, e.operator_address, e.strategy_address, e.shares::text AS shares,
+		       s.underlying_token,
+		       strategy_underlying(e.shares, s.shares_to_underlying, s.decimals)::text AS underlying_value,
+		       strategy_eth(e.shares, s.shares_to_underlying, s.decimals, s.eth_price)::text AS eth_value
 		FROM unnest(`+k+`::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (
-			SELECT e.tx_hash, e.block_number, e.log_index, e.block_time, e.type::text AS type,
-			       e.staker_address, e.operator_address, e.strategy_address, e.shares::text AS shares,
-			       s.underlying_token,
-			       strategy_underlying(e.shares, s.shares_to_underlying, s.decimals)::text AS underlying_value,
-			       strategy_eth(e.shares, s.shares_to_underlying, s.decimals, s.eth_price)::text AS eth_value
+			SELECT e.block_time, e.block_number, e.log_index
 			FROM delegation_events e
-			LEFT JOIN strategies s ON s.address = e.strategy_address
 			WHERE `+delegationEventOwners[owner]+` = k.key`+and(conds...)+`
 			ORDER BY e.block_time DESC, e.block_number DESC, e.log_index DESC
 			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
 		) x
+		JOIN delegation_events e ON e.block_number = x.block_number AND e.log_index = x.log_index
+		LEFT JOIN strategies s ON s.address = e.strategy_address
 		ORDER BY k.position, x.block_time DESC, x.block_number DESC, x.log_index DESC`, q.args...); err != nil {
 		return nil, fmt.Errorf("list delegation events: %w", Classify(err))
 	}
