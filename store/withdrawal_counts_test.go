@@ -168,30 +168,37 @@ func TestDeepWithdrawalPages(t *testing.T) {
 	filters := []store.WithdrawalFilter{{}, {Status: store.WithdrawalQueued}, {Status: store.WithdrawalCompleted}, {DelegatedTo: operator}}
 	for _, f := range filters {
 		for _, skip := range []int{998, 999, 1000, 1001, 1050, total - 5, total, total + 10} {
-			got, err := db.ListWithdrawals(ctx, f, store.Page{Skip: skip, Take: 12})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want []string
-			err = db.SelectContext(ctx, &want, `
+			checkPage(t, db, f, skip, `
 				SELECT w.withdrawal_root FROM withdrawals w
 				WHERE ($1 = '' OR w.delegated_to = $1)
 				  AND ($2 = '' OR w.is_completed = ($2 = 'completed'))
 				ORDER BY w.created_at_block DESC, w.withdrawal_root DESC
 				LIMIT 12 OFFSET $3`, f.DelegatedTo, string(f.Status), skip)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != len(want) {
-				t.Errorf("%+v skip %d: %d rows; want %d", f, skip, len(got), len(want))
-				continue
-			}
-			for i := range got {
-				if got[i].WithdrawalRoot != want[i] {
-					t.Errorf("%+v skip %d: row %d is %s; want %s", f, skip, i, got[i].WithdrawalRoot, want[i])
-					break
-				}
-			}
+		}
+	}
+}
+
+// checkPage reports how the page of ListWithdrawals(f, skip, take 12)
+// differs from the roots that wantQuery selects with args.
+func checkPage(t *testing.T, db *store.DB, f store.WithdrawalFilter, skip int, wantQuery string, args ...any) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := db.ListWithdrawals(ctx, f, store.Page{Skip: skip, Take: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	if err := db.SelectContext(ctx, &want, wantQuery, args...); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("%+v skip %d: %d rows; want %d", f, skip, len(got), len(want))
+		return
+	}
+	for i := range got {
+		if got[i].WithdrawalRoot != want[i] {
+			t.Errorf("%+v skip %d: row %d is %s; want %s", f, skip, i, got[i].WithdrawalRoot, want[i])
+			return
 		}
 	}
 }

@@ -71,19 +71,30 @@ func (f WithdrawalFilter) conditions(q *queryArgs) ([]string, error) {
 	if f.Strategy != "" {
 		conds = append(conds, "w.strategies @> ARRAY["+q.add(f.Strategy)+"::address]")
 	}
-	switch f.Status {
-	case "":
-	case WithdrawalQueued:
-		conds = append(conds, "NOT w.is_completed")
-	case WithdrawalQueuedWithdrawable:
-		conds = append(conds, `NOT w.is_completed
-		  AND w.created_at_block <= (SELECT head_block - min_withdrawal_delay_blocks FROM service_state)`)
-	case WithdrawalCompleted:
-		conds = append(conds, "w.is_completed")
-	default:
-		return nil, fmt.Errorf("%w: unknown withdrawal status %q", derrors.InvalidArgument, f.Status)
+	status, err := f.Status.condition("w")
+	if err != nil {
+		return nil, err
 	}
-	return conds, nil
+	return append(conds, status), nil
+}
+
+// condition returns the condition that the withdrawal of the row alias (of
+// withdrawals or withdrawal_strategies, which share the status columns) is
+// in state s, or "" for every state.
+func (s WithdrawalStatus) condition(alias string) (string, error) {
+	switch s {
+	case "":
+		return "", nil
+	case WithdrawalQueued:
+		return "NOT " + alias + ".is_completed", nil
+	case WithdrawalQueuedWithdrawable:
+		return `NOT ` + alias + `.is_completed
+		  AND ` + alias + `.created_at_block <= (SELECT head_block - min_withdrawal_delay_blocks FROM service_state)`, nil
+	case WithdrawalCompleted:
+		return alias + ".is_completed", nil
+	default:
+		return "", fmt.Errorf("%w: unknown withdrawal status %q", derrors.InvalidArgument, s)
+	}
 }
 
 // keysetSkip is the skip from which ListWithdrawals pages by keyset.
@@ -98,6 +109,9 @@ const keysetSkip = 1000
 func (db *DB) ListWithdrawals(ctx context.Context, f WithdrawalFilter, p Page) ([]Withdrawal, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
+	}
+	if f.Strategy != "" && f.Staker == "" && f.DelegatedTo == "" {
+		return db.listWithdrawalsOfStrategy(ctx, f, p)
 	}
 	var q queryArgs
 	conds, err := f.conditions(&q)
@@ -135,6 +149,36 @@ func (db *DB) ListWithdrawals(ctx context.Context, f WithdrawalFilter, p Page) (
 	return out, nil
 }
 
+// listWithdrawalsOfStrategy returns one page of the withdrawals from
+// f.Strategy matching f.Status, newest first. The page's roots come from an
+// index-only scan of withdrawal_strategies, whose indexes give a strategy's
+// withdrawals in the list's order for every status (the GIN index on
+// withdrawals.strategies finds them but not in order), skipping f's skip
+// index entries rather than rows; only the page's rows are read.
+func (db *DB) listWithdrawalsOfStrategy(ctx context.Context, f WithdrawalFilter, p Page) ([]Withdrawal, error) {
+	status, err := f.Status.condition("ws")
+	if err != nil {
+		return nil, err
+	}
+	var q queryArgs
+	var out []Withdrawal
+	if err := db.SelectContext(ctx, &out, `
+		SELECT `+withdrawalColumns+`
+		FROM (
+		    SELECT ws.created_at_block, ws.withdrawal_root
+		    FROM withdrawal_strategies ws
+		    WHERE ws.strategy_address = `+q.add(f.Strategy)+and(status)+`
+		    ORDER BY ws.created_at_block DESC, ws.withdrawal_root DESC
+		    LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
+		) page
+		JOIN withdrawals w ON w.withdrawal_root = page.withdrawal_root
+		LEFT JOIN service_state st ON true
+		ORDER BY page.created_at_block DESC, page.withdrawal_root DESC`, q.args...); err != nil {
+		return nil, fmt.Errorf("list withdrawals: %w", Classify(err))
+	}
+	return out, nil
+}
+
 // CountWithdrawals returns the number of withdrawals matching f. Without a
 // staker, and with at most one of operator and strategy, the count comes
 // from withdrawal_counts, which triggers keep exact; queued_withdrawable
@@ -160,18 +204,37 @@ func (db *DB) CountWithdrawals(ctx context.Context, f WithdrawalFilter) (int, er
 	return n, nil
 }
 
+// pendingBucketBlocks is the width in blocks of the creation block buckets
+// of withdrawal_pending_buckets: that of withdrawal_block_bucket (migration
+// 00009).
+const pendingBucketBlocks = "7200"
+
 // countWithdrawalsFromTotals counts the withdrawals matching f, which has no
 // staker and at most one of operator and strategy, from withdrawal_counts.
+// A queued_withdrawable count subtracts from the pending total the pending
+// withdrawals created after head − minimum delay (none is withdrawable
+// without a head): those of the later block buckets from
+// withdrawal_pending_buckets, and those of that block's bucket by their
+// creation block in an index.
 func (db *DB) countWithdrawalsFromTotals(ctx context.Context, f WithdrawalFilter) (int, error) {
 	var q queryArgs
-	kind, key, match := q.add("all"), q.add(""), ""
+	kind, key := q.add("all"), q.add("")
+	// recent counts the pending withdrawals created after block x and
+	// before the next bucket.
+	recent := `
+		SELECT count(*) FROM withdrawals w
+		WHERE NOT w.is_completed AND w.created_at_block > x.block
+		  AND w.created_at_block < (withdrawal_block_bucket(x.block) + 1) * ` + pendingBucketBlocks
 	switch {
 	case f.DelegatedTo != "":
 		q.args[0], q.args[1] = "operator", f.DelegatedTo
-		match = "AND w.delegated_to = " + key
+		recent += ` AND w.delegated_to = ` + key
 	case f.Strategy != "":
 		q.args[0], q.args[1] = "strategy", f.Strategy
-		match = "AND w.strategies @> ARRAY[" + key + "::address]"
+		recent = `
+		SELECT count(*) FROM withdrawal_strategies ws
+		WHERE ws.strategy_address = ` + key + ` AND NOT ws.is_completed AND ws.created_at_block > x.block
+		  AND ws.created_at_block < (withdrawal_block_bucket(x.block) + 1) * ` + pendingBucketBlocks
 	}
 	total := func(completed string) string {
 		return `COALESCE((SELECT sum(n) FROM withdrawal_counts
@@ -186,13 +249,13 @@ func (db *DB) countWithdrawalsFromTotals(ctx context.Context, f WithdrawalFilter
 	case WithdrawalCompleted:
 		query = `SELECT ` + total(" AND completed")
 	case WithdrawalQueuedWithdrawable:
-		// The pending ones not yet past the minimum delay are the latest
-		// pending ones; without a head, none is withdrawable.
-		query = `SELECT ` + total(" AND NOT completed") + ` - (
-			SELECT count(*) FROM withdrawals w
-			WHERE NOT w.is_completed
-			  AND w.created_at_block > COALESCE((SELECT head_block - min_withdrawal_delay_blocks FROM service_state), -1)
-			  ` + match + `)`
+		query = `
+		SELECT ` + total(" AND NOT completed") + `
+		     - COALESCE((SELECT sum(b.n) FROM withdrawal_pending_buckets b
+		                 WHERE b.kind = ` + kind + ` AND b.key = ` + key + `
+		                   AND b.bucket > withdrawal_block_bucket(x.block)), 0)
+		     - (` + recent + `)
+		FROM (SELECT COALESCE((SELECT head_block - min_withdrawal_delay_blocks FROM service_state), -1) AS block) x`
 	default:
 		return 0, fmt.Errorf("%w: unknown withdrawal status %q", derrors.InvalidArgument, f.Status)
 	}
