@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -186,7 +187,16 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		rows, err := db.ListDelegationEventsByOperators(ctx, ops, a.Filter, a.Page)
 		return groupBy(rows, func(r store.DelegationEvent) string { return r.Key }), err
 	})
-	l.operatorEventCounts = newPageLoader(wait, db.CountDelegationEventsByOperators)
+	// An operator's event count over a date range is the same for every
+	// page of it (a frontend pages through a busy operator's events), and
+	// counting a busy operator's month takes tens of milliseconds: kept.
+	l.operatorEventCounts = newPageLoader(wait, func(ctx context.Context, ops []string, f store.DelegationEventFilter) (map[string]int, error) {
+		relation := fmt.Sprintf("operator event counts %d %d %q %q %q %q %q",
+			f.Start.UnixNano(), f.End.UnixNano(), f.TxHash, f.Type, f.Strategy, f.Operator, f.Staker)
+		return cachedFetch(entities, relation, func(ctx context.Context, ops []string) (map[string]int, error) {
+			return db.CountDelegationEventsByOperators(ctx, ops, f)
+		})(ctx, ops)
+	})
 	l.stakerWithdrawals = newPageLoader(wait, func(ctx context.Context, stakers []string, a withdrawalArgs) (map[string][]store.StakerWithdrawal, error) {
 		rows, err := db.ListWithdrawalsByStakers(ctx, stakers, a.Status, a.Page)
 		return groupBy(rows, func(r store.StakerWithdrawal) string { return r.Key }), err
