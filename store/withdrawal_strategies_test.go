@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 )
 
 // withdrawalSideTableDiffs are the rows by which each trigger-kept side
-// table of withdrawals (migration 00009) differs from what it derives from
-// withdrawals, both ways.
+// table of withdrawals (migrations 00009 and 00011) differs from what it
+// derives from withdrawals, both ways.
 var withdrawalSideTableDiffs = map[string]string{
 	"withdrawal_strategies": `
 		WITH kept AS (
@@ -26,22 +27,30 @@ var withdrawalSideTableDiffs = map[string]string{
 		    FROM withdrawals w CROSS JOIN LATERAL unnest(w.strategies) AS s(strategy)
 		)
 		SELECT count(*) FROM ((TABLE kept EXCEPT ALL TABLE derived) UNION ALL (TABLE derived EXCEPT ALL TABLE kept)) d`,
-	"withdrawal_pending_buckets": `
+	"withdrawal_pending_buckets":   bucketDiff("withdrawal_pending_buckets", "NOT is_completed"),
+	"withdrawal_completed_buckets": bucketDiff("withdrawal_completed_buckets", "is_completed"),
+}
+
+// bucketDiff returns the query counting the rows by which a table of
+// withdrawal counts by block bucket differs from counting the withdrawals
+// matching status.
+func bucketDiff(table, status string) string {
+	return `
 		WITH kept AS (
-		    SELECT kind, key, bucket, n FROM withdrawal_pending_buckets
-		), pending AS (
-		    SELECT * FROM withdrawals WHERE NOT is_completed
+		    SELECT kind, key, bucket, n FROM ` + table + `
+		), matching AS (
+		    SELECT * FROM withdrawals WHERE ` + status + `
 		), derived AS (
 		    SELECT 'all' AS kind, '' AS key, created_at_block / 7200 AS bucket, count(*) AS n
-		    FROM pending GROUP BY 3
+		    FROM matching GROUP BY 3
 		    UNION ALL
-		    SELECT 'operator', delegated_to, created_at_block / 7200, count(*) FROM pending GROUP BY 2, 3
+		    SELECT 'operator', delegated_to, created_at_block / 7200, count(*) FROM matching GROUP BY 2, 3
 		    UNION ALL
-		    SELECT 'strategy', s.strategy, p.created_at_block / 7200, count(*)
-		    FROM pending p CROSS JOIN LATERAL (SELECT DISTINCT unnest(p.strategies) AS strategy) s
+		    SELECT 'strategy', s.strategy, m.created_at_block / 7200, count(*)
+		    FROM matching m CROSS JOIN LATERAL (SELECT DISTINCT unnest(m.strategies) AS strategy) s
 		    GROUP BY 2, 3
 		)
-		SELECT count(*) FROM ((TABLE kept EXCEPT ALL TABLE derived) UNION ALL (TABLE derived EXCEPT ALL TABLE kept)) d`,
+		SELECT count(*) FROM ((TABLE kept EXCEPT ALL TABLE derived) UNION ALL (TABLE derived EXCEPT ALL TABLE kept)) d`
 }
 
 func checkWithdrawalSideTables(t *testing.T, db *store.DB, when string) {
@@ -131,8 +140,9 @@ func TestWithdrawalSideTablesStayExact(t *testing.T) {
 	checkWithdrawalSideTables(t, db, "after a truncation")
 }
 
-// checkHeads checks the queued_withdrawable counts with the head at several
-// blocks around the block buckets' boundaries, and without a head.
+// checkHeads checks the queued_withdrawable counts and pages with the head
+// at several blocks around the block buckets' boundaries, and without a
+// head.
 func checkHeads(t *testing.T, db *store.DB) {
 	t.Helper()
 	ctx := context.Background()
@@ -151,47 +161,115 @@ func checkHeads(t *testing.T, db *store.DB) {
 			withdrawable = append(withdrawable, f)
 		}
 	}
+	var lists []store.WithdrawalFilter
+	for _, f := range listFilters(t, db) {
+		if f.Status == store.WithdrawalQueuedWithdrawable {
+			lists = append(lists, f)
+		}
+	}
 	x := (head - delay) / 7200 * 7200
 	for _, h := range []int64{head, x + delay, x + delay - 1, x + delay + 7199, x + delay - 5000, delay - 10, 0} {
 		if _, err := db.ExecContext(ctx, `UPDATE service_state SET head_block = $1`, h); err != nil {
 			t.Fatal(err)
 		}
 		checkCounts(t, db, withdrawable)
+		for _, f := range lists {
+			checkListPages(t, db, f)
+		}
 	}
 }
 
-// checkWithdrawalLists checks pages of the withdrawal list filtered by
-// strategy, with every status, shallow and deep, against the plain
-// ordering of the rows.
+// checkWithdrawalLists checks pages of the withdrawal list, whole and
+// filtered by operator and by strategy, with every status, shallow and deep,
+// read by walking the index and from the block bucket counts, against the
+// plain ordering of the rows.
 func checkWithdrawalLists(t *testing.T, db *store.DB) {
 	t.Helper()
+	for _, f := range listFilters(t, db) {
+		checkListPages(t, db, f)
+	}
+}
+
+// listFilters returns the filters ListWithdrawals reads by block buckets:
+// nothing, the two operators and strategies with the most withdrawals and
+// one without, with every status.
+func listFilters(t *testing.T, db *store.DB) []store.WithdrawalFilter {
+	t.Helper()
 	ctx := context.Background()
-	var strategies []string
+	var operators, strategies []string
+	if err := db.SelectContext(ctx, &operators, `
+		SELECT delegated_to FROM withdrawals GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 2`); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.SelectContext(ctx, &strategies, `
 		SELECT s FROM withdrawals, unnest(strategies) s GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 2`); err != nil {
 		t.Fatal(err)
 	}
+	operators = append(operators, "0x000000000000000000000000000000000000dead")
 	strategies = append(strategies, "0x000000000000000000000000000000000000beef")
-	statuses := []store.WithdrawalStatus{"", store.WithdrawalQueued, store.WithdrawalQueuedWithdrawable, store.WithdrawalCompleted}
-	for _, s := range strategies {
-		for _, st := range statuses {
-			f := store.WithdrawalFilter{Strategy: s, Status: st}
-			total := bruteCount(t, db, f)
-			for _, skip := range []int{0, 7, total / 2, total - 5, total, total + 10, 1000, 1001} {
-				skip = max(skip, 0)
-				checkPage(t, db, f, skip, `
-					SELECT w.withdrawal_root FROM withdrawals w
-					WHERE $1 = ANY(w.strategies)
-					  AND CASE $2
-					      WHEN 'queued' THEN NOT w.is_completed
-					      WHEN 'completed' THEN w.is_completed
-					      WHEN 'queued_withdrawable' THEN NOT w.is_completed AND EXISTS (
-					          SELECT 1 FROM service_state s
-					          WHERE w.created_at_block + s.min_withdrawal_delay_blocks <= s.head_block)
-					      ELSE true END
-					ORDER BY w.created_at_block DESC, w.withdrawal_root DESC
-					LIMIT 12 OFFSET $3`, s, string(st), skip)
+	var out []store.WithdrawalFilter
+	for _, st := range []store.WithdrawalStatus{"", store.WithdrawalQueued, store.WithdrawalQueuedWithdrawable, store.WithdrawalCompleted} {
+		out = append(out, store.WithdrawalFilter{Status: st})
+		for _, o := range operators {
+			out = append(out, store.WithdrawalFilter{DelegatedTo: o, Status: st})
+		}
+		for _, s := range strategies {
+			out = append(out, store.WithdrawalFilter{Strategy: s, Status: st})
+		}
+	}
+	return out
+}
+
+// plainPage selects one page of the withdrawal list by plain OFFSET: $1 the
+// operator, $2 the strategy, $3 the status (” for any), $4 the skip.
+const plainPage = `
+	SELECT w.withdrawal_root FROM withdrawals w
+	WHERE ($1 = '' OR w.delegated_to = $1)
+	  AND ($2 = '' OR $2 = ANY(w.strategies))
+	  AND CASE $3
+	      WHEN 'queued' THEN NOT w.is_completed
+	      WHEN 'completed' THEN w.is_completed
+	      WHEN 'queued_withdrawable' THEN NOT w.is_completed AND EXISTS (
+	          SELECT 1 FROM service_state s
+	          WHERE w.created_at_block + s.min_withdrawal_delay_blocks <= s.head_block)
+	      ELSE true END
+	ORDER BY w.created_at_block DESC, w.withdrawal_root DESC
+	LIMIT 12 OFFSET $4`
+
+// checkListPages checks pages of f's list at many skips (the first rows of
+// block buckets and their neighbours among them), read both ways, against
+// plainPage.
+func checkListPages(t *testing.T, db *store.DB, f store.WithdrawalFilter) {
+	t.Helper()
+	ctx := context.Background()
+	total := bruteCount(t, db, f)
+	// The positions of the first rows of block buckets in the list.
+	var starts []int
+	if err := db.SelectContext(ctx, &starts, `
+		SELECT pos FROM (
+		    SELECT row_number() OVER o - 1 AS pos,
+		           w.created_at_block / 7200 AS bucket, lag(w.created_at_block / 7200) OVER o AS prev
+		    FROM withdrawals w
+		    WHERE w.withdrawal_root = ANY(ARRAY(`+strings.Replace(plainPage, "LIMIT 12 OFFSET $4", "", 1)+`))
+		    WINDOW o AS (ORDER BY w.created_at_block DESC, w.withdrawal_root DESC)
+		) b
+		WHERE prev IS DISTINCT FROM bucket
+		ORDER BY pos`, f.DelegatedTo, f.Strategy, string(f.Status)); err != nil {
+		t.Fatal(err)
+	}
+	skips := []int{0, 1, 7, 11, 12, total / 3, total / 2, total - 13, total - 12, total - 1, total, total + 10, 1000, 1001}
+	for i, s := range starts {
+		if i%max(1, len(starts)/6) == 0 || i == len(starts)-1 {
+			skips = append(skips, s-1, s, s+1, s-12, s+11)
+		}
+	}
+	for _, bucketSkip := range []int{0, 1 << 30} {
+		restore := store.SetBucketSkip(bucketSkip)
+		for _, skip := range skips {
+			if skip >= 0 {
+				checkPage(t, db, f, skip, plainPage, f.DelegatedTo, f.Strategy, string(f.Status), skip)
 			}
 		}
+		restore()
 	}
 }

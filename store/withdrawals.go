@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lib/pq"
@@ -97,21 +98,30 @@ func (s WithdrawalStatus) condition(alias string) (string, error) {
 	}
 }
 
-// keysetSkip is the skip from which ListWithdrawals pages by keyset.
+// keysetSkip is the skip from which ListWithdrawals pages a list filtered
+// by staker (or by operator and strategy) by keyset.
 const keysetSkip = 1000
 
+// bucketSkip is the skip from which ListWithdrawals finds the first key of
+// a page of the whole list, or of an operator's or a strategy's, from the
+// block bucket counts rather than by walking skip index entries: below it,
+// the walk (an index-only scan) costs less than summing the buckets (a few
+// hundred rows, about 2 ms). A variable for the tests.
+var bucketSkip = 5000
+
 // ListWithdrawals returns one page of the withdrawals matching f, newest
-// first. A deep page (skip of keysetSkip or more) is read by keyset: the
-// sort key of its first row is found by walking only the sort-key index
-// (an index-only scan where the filter allows), and the page's rows are
-// then read from that key on, instead of reading and discarding skip whole
-// rows.
+// first. Without a staker, and with at most one of operator and strategy,
+// see listWithdrawalsByBuckets. Otherwise the list is short and a deep page
+// (skip of keysetSkip or more) is read by keyset: the sort key of its first
+// row is found by walking only the sort-key index (an index-only scan where
+// the filter allows), and the page's rows are then read from that key on,
+// instead of reading and discarding skip whole rows.
 func (db *DB) ListWithdrawals(ctx context.Context, f WithdrawalFilter, p Page) ([]Withdrawal, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if f.Strategy != "" && f.Staker == "" && f.DelegatedTo == "" {
-		return db.listWithdrawalsOfStrategy(ctx, f, p)
+	if f.Staker == "" && (f.DelegatedTo == "" || f.Strategy == "") {
+		return db.listWithdrawalsByBuckets(ctx, f, p)
 	}
 	var q queryArgs
 	conds, err := f.conditions(&q)
@@ -149,27 +159,153 @@ func (db *DB) ListWithdrawals(ctx context.Context, f WithdrawalFilter, p Page) (
 	return out, nil
 }
 
-// listWithdrawalsOfStrategy returns one page of the withdrawals from
-// f.Strategy matching f.Status, newest first. The page's roots come from an
-// index-only scan of withdrawal_strategies, whose indexes give a strategy's
-// withdrawals in the list's order for every status (the GIN index on
-// withdrawals.strategies finds them but not in order), skipping f's skip
-// index entries rather than rows; only the page's rows are read.
-func (db *DB) listWithdrawalsOfStrategy(ctx context.Context, f WithdrawalFilter, p Page) ([]Withdrawal, error) {
-	status, err := f.Status.condition("ws")
+// listKeys describes where the sort keys of a list of withdrawals without
+// a staker, and with at most one of operator and strategy, are: the table
+// (aliased k) whose indexes give them in the list's order for every status,
+// the condition selecting the list in it, and the list's kind and key in
+// the bucket tables (withdrawal_pending_buckets and
+// withdrawal_completed_buckets, migrations 00009 and 00011) and in
+// withdrawal_counts. The kind and key are added to the statement's
+// arguments when first used (PostgreSQL refuses arguments it cannot type).
+type listKeys struct {
+	q               *queryArgs
+	table, column   string // the table and its column compared with the key
+	kindArg, keyArg string
+	kindPlc, keyPlc string
+}
+
+// keysOf returns the keys of f's list, whose arguments go to q.
+func keysOf(f WithdrawalFilter, q *queryArgs) *listKeys {
+	k := &listKeys{q: q, table: "withdrawals k", kindArg: "all"}
+	switch {
+	case f.DelegatedTo != "":
+		k.kindArg, k.keyArg, k.column = "operator", f.DelegatedTo, "k.delegated_to"
+	case f.Strategy != "":
+		// withdrawal_strategies holds a row per withdrawal and strategy,
+		// with the withdrawal's status columns (migration 00009): the GIN
+		// index on withdrawals.strategies finds a strategy's withdrawals
+		// but not in order.
+		k.kindArg, k.keyArg, k.column = "strategy", f.Strategy, "k.strategy_address"
+		k.table = "withdrawal_strategies k"
+	}
+	return k
+}
+
+func (k *listKeys) kind() string {
+	if k.kindPlc == "" {
+		k.kindPlc = k.q.add(k.kindArg)
+	}
+	return k.kindPlc
+}
+
+func (k *listKeys) key() string {
+	if k.keyPlc == "" {
+		k.keyPlc = k.q.add(k.keyArg)
+	}
+	return k.keyPlc
+}
+
+// cond returns the condition selecting the list in k.table, "" for the
+// whole list.
+func (k *listKeys) cond() string {
+	if k.column == "" {
+		return ""
+	}
+	return k.column + " = " + k.key()
+}
+
+// pendingCreatedAfter returns an expression counting the pending
+// withdrawals of the list k created after block x.block (x is in scope):
+// those of the later block buckets from withdrawal_pending_buckets, and
+// those of that block's bucket by their creation block in an index.
+func (k *listKeys) pendingCreatedAfter() string {
+	return `(
+		    COALESCE((SELECT sum(b.n) FROM withdrawal_pending_buckets b
+		              WHERE b.kind = ` + k.kind() + ` AND b.key = ` + k.key() + `
+		                AND b.bucket > withdrawal_block_bucket(x.block)), 0)
+		    + (SELECT count(*) FROM ` + k.table + `
+		       ` + where(k.cond(), `NOT k.is_completed AND k.created_at_block > x.block
+		         AND k.created_at_block < (withdrawal_block_bucket(x.block) + 1) * `+pendingBucketBlocks) + `))`
+}
+
+// withdrawableBlock is a FROM item x whose block is the last creation block
+// of a withdrawable withdrawal (head − minimum delay), −1 without a head.
+const withdrawableBlock = `(SELECT COALESCE((SELECT head_block - min_withdrawal_delay_blocks FROM service_state), -1) AS block) x`
+
+// listWithdrawalsByBuckets returns one page of the withdrawals matching f,
+// which has no staker and at most one of operator and strategy, newest
+// first. The page's keys come from an index-only scan of the list's index
+// (see listKeys); only the page's rows are read.
+//
+// A deep page (skip of bucketSkip or more) does not walk skip index
+// entries: the creation block buckets' counts of the list's status, summed
+// from the newest bucket down (a few hundred rows), give the bucket where
+// the skip lands and how many of the list's rows come before it; the scan
+// starts at that bucket's first key and skips the rest, at most one
+// bucket's rows. A queued_withdrawable list is the queued list without its
+// first rows (the pending withdrawals created after head − minimum delay,
+// newest first), so its page is the queued page that many rows further.
+// Counts and rows are read in one statement, from one snapshot: the pages
+// are exactly those of a plain OFFSET.
+func (db *DB) listWithdrawalsByBuckets(ctx context.Context, f WithdrawalFilter, p Page) ([]Withdrawal, error) {
+	var q queryArgs
+	k := keysOf(f, &q)
+	status := f.Status
+	deep := p.Skip >= bucketSkip
+	if deep && status == WithdrawalQueuedWithdrawable {
+		status = WithdrawalQueued
+	}
+	cond, err := status.condition("k")
 	if err != nil {
 		return nil, err
 	}
-	var q queryArgs
+	take := q.add(p.Take)
+	var with, from, offset string
+	if !deep {
+		offset = q.add(p.Skip)
+	} else {
+		skip := q.add(p.Skip) + `::bigint`
+		if f.Status == WithdrawalQueuedWithdrawable {
+			skip = `(SELECT ` + skip + ` + ` + k.pendingCreatedAfter() + ` FROM ` + withdrawableBlock + `)`
+		}
+		var buckets []string
+		if status != WithdrawalCompleted {
+			buckets = append(buckets, `SELECT bucket, n FROM withdrawal_pending_buckets WHERE kind = `+k.kind()+` AND key = `+k.key())
+		}
+		if status == "" || status == WithdrawalCompleted {
+			buckets = append(buckets, `SELECT bucket, n FROM withdrawal_completed_buckets WHERE kind = `+k.kind()+` AND key = `+k.key())
+		}
+		with = `
+		WITH buckets AS (
+		    SELECT b.bucket, sum(b.n) AS n
+		    FROM (` + strings.Join(buckets, `
+		          UNION ALL
+		          `) + `) b
+		    GROUP BY b.bucket
+		), skip AS (
+		    SELECT ` + skip + ` AS n
+		), start AS (
+		    -- The newest bucket whose rows and those of the newer buckets
+		    -- number more than the skip, and the skip left in it.
+		    SELECT r.bucket, (skip.n - (r.through - r.n))::bigint AS skip
+		    FROM (SELECT bucket, n, sum(n) OVER (ORDER BY bucket DESC) AS through FROM buckets) r, skip
+		    WHERE r.through > skip.n
+		    ORDER BY r.bucket DESC
+		    LIMIT 1
+		)`
+		// No bucket when the skip is past the list's end: no row.
+		from = `k.created_at_block < (SELECT (start.bucket + 1) * ` + pendingBucketBlocks + ` FROM start)`
+		offset = `(SELECT start.skip FROM start)`
+	}
 	var out []Withdrawal
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.SelectContext(ctx, &out, with+`
 		SELECT `+withdrawalColumns+`
 		FROM (
-		    SELECT ws.created_at_block, ws.withdrawal_root
-		    FROM withdrawal_strategies ws
-		    WHERE ws.strategy_address = `+q.add(f.Strategy)+and(status)+`
-		    ORDER BY ws.created_at_block DESC, ws.withdrawal_root DESC
-		    LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
+		    SELECT k.created_at_block, k.withdrawal_root
+		    FROM `+k.table+`
+		    `+where(k.cond(), cond, from)+`
+		    ORDER BY k.created_at_block DESC, k.withdrawal_root DESC
+		    LIMIT `+take+` OFFSET `+offset+`
 		) page
 		JOIN withdrawals w ON w.withdrawal_root = page.withdrawal_root
 		LEFT JOIN service_state st ON true
@@ -205,8 +341,8 @@ func (db *DB) CountWithdrawals(ctx context.Context, f WithdrawalFilter) (int, er
 }
 
 // pendingBucketBlocks is the width in blocks of the creation block buckets
-// of withdrawal_pending_buckets: that of withdrawal_block_bucket (migration
-// 00009).
+// of withdrawal_pending_buckets and withdrawal_completed_buckets: that of
+// withdrawal_block_bucket (migration 00009).
 const pendingBucketBlocks = "7200"
 
 // countWithdrawalsFromTotals counts the withdrawals matching f, which has no
@@ -218,27 +354,10 @@ const pendingBucketBlocks = "7200"
 // creation block in an index.
 func (db *DB) countWithdrawalsFromTotals(ctx context.Context, f WithdrawalFilter) (int, error) {
 	var q queryArgs
-	kind, key := q.add("all"), q.add("")
-	// recent counts the pending withdrawals created after block x and
-	// before the next bucket.
-	recent := `
-		SELECT count(*) FROM withdrawals w
-		WHERE NOT w.is_completed AND w.created_at_block > x.block
-		  AND w.created_at_block < (withdrawal_block_bucket(x.block) + 1) * ` + pendingBucketBlocks
-	switch {
-	case f.DelegatedTo != "":
-		q.args[0], q.args[1] = "operator", f.DelegatedTo
-		recent += ` AND w.delegated_to = ` + key
-	case f.Strategy != "":
-		q.args[0], q.args[1] = "strategy", f.Strategy
-		recent = `
-		SELECT count(*) FROM withdrawal_strategies ws
-		WHERE ws.strategy_address = ` + key + ` AND NOT ws.is_completed AND ws.created_at_block > x.block
-		  AND ws.created_at_block < (withdrawal_block_bucket(x.block) + 1) * ` + pendingBucketBlocks
-	}
+	k := keysOf(f, &q)
 	total := func(completed string) string {
 		return `COALESCE((SELECT sum(n) FROM withdrawal_counts
-		         WHERE kind = ` + kind + ` AND key = ` + key + completed + `), 0)`
+		         WHERE kind = ` + k.kind() + ` AND key = ` + k.key() + completed + `), 0)`
 	}
 	var query string
 	switch f.Status {
@@ -250,12 +369,8 @@ func (db *DB) countWithdrawalsFromTotals(ctx context.Context, f WithdrawalFilter
 		query = `SELECT ` + total(" AND completed")
 	case WithdrawalQueuedWithdrawable:
 		query = `
-		SELECT ` + total(" AND NOT completed") + `
-		     - COALESCE((SELECT sum(b.n) FROM withdrawal_pending_buckets b
-		                 WHERE b.kind = ` + kind + ` AND b.key = ` + key + `
-		                   AND b.bucket > withdrawal_block_bucket(x.block)), 0)
-		     - (` + recent + `)
-		FROM (SELECT COALESCE((SELECT head_block - min_withdrawal_delay_blocks FROM service_state), -1) AS block) x`
+		SELECT ` + total(" AND NOT completed") + ` - ` + k.pendingCreatedAfter() + `
+		FROM ` + withdrawableBlock
 	default:
 		return 0, fmt.Errorf("%w: unknown withdrawal status %q", derrors.InvalidArgument, f.Status)
 	}
