@@ -133,8 +133,8 @@ func TestQueryPlans(t *testing.T) {
 // worstRequests are requests of the workload's operations with the
 // parameters that read the most: the operator page of the operators with
 // the most delegation events, on their first and deepest pages, the
-// withdrawal list of the strategies with the most withdrawals, with every
-// status, deep, and a busy operator's deep page. The statements they run are
+// withdrawal list of the strategies with the most withdrawals and of a busy
+// operator, with every status, deep, and the whole list's deepest pages. The statements they run are
 // explained with their first argsPerStatement argument sets, so the worst
 // come first.
 func worstRequests(t *testing.T, db *sql.DB, sample *bench.Sample, now time.Time) []bench.Request {
@@ -182,11 +182,23 @@ func worstRequests(t *testing.T, db *sql.DB, sample *bench.Sample, now time.Time
 		}
 		withdrawals("take=12" + st)
 	}
-	// Not yet here: an operator's deep pages with a status (no index has
-	// the operator and the status; on the medium data set the keyset
-	// subquery reads every completed withdrawal).
+	// A busy operator's deepest pages, with every status (the index on
+	// operator and status gives them in order, migration 00011), and the
+	// whole list's deepest pages, found from the block bucket counts.
 	if len(sample.BusyOperators) > 0 {
-		withdrawals("delegatedTo=" + sample.BusyOperators[0] + "&skip=1992&take=12")
+		for _, st := range []string{"&status=queued_withdrawable", "&status=completed", "&status=queued", ""} {
+			withdrawals("delegatedTo=" + sample.BusyOperators[0] + st + "&skip=1992&take=12")
+		}
+	}
+	var queued, completed int
+	if err := db.QueryRow(`
+		SELECT count(*) FILTER (WHERE NOT is_completed), count(*) FILTER (WHERE is_completed)
+		FROM withdrawals`).Scan(&queued, &completed); err != nil {
+		t.Fatal(err)
+	}
+	for st, n := range map[string]int{"&status=queued": queued, "&status=queued_withdrawable": queued / 2,
+		"&status=completed": completed, "": queued + completed} {
+		withdrawals(fmt.Sprintf("skip=%d&take=100%s", max(min(n-100, 200000), 0), st))
 	}
 	return reqs
 }
