@@ -132,3 +132,35 @@ func TestAddressAndHashDomains(t *testing.T) {
 		}
 	}
 }
+
+// A bulk load turns autovacuum off on the large tables and back on at the
+// end; a load that dies leaves it off, and the next migrate turns it on.
+func TestBulkLoadSuspendsAutovacuum(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.New(t)
+	off := func() string {
+		return query(t, db, `
+			SELECT COALESCE(string_agg(relname, ',' ORDER BY relname), '') FROM pg_class
+			WHERE reloptions @> '{autovacuum_enabled=false}'`)
+	}
+	var during string
+	if err := db.BulkLoad(ctx, func(context.Context) error { during = off(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if want := "delegation_events,deposits,pod_share_events,staker_shares,stakers,withdrawals"; during != want {
+		t.Errorf("autovacuum off during the load for %q, want %q", during, want)
+	}
+	if after := off(); after != "" {
+		t.Errorf("autovacuum still off after the load for %q", after)
+	}
+
+	if _, err := db.ExecContext(ctx, `ALTER TABLE deposits SET (autovacuum_enabled = false)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if after := off(); after != "" {
+		t.Errorf("autovacuum still off after migrate for %q", after)
+	}
+}
