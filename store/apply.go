@@ -3,11 +3,13 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"fmt"
 	"math/big"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lib/pq"
 
@@ -125,7 +127,28 @@ func bigString(v *big.Int) string {
 	return v.String()
 }
 
-func lower(s string) string { return strings.ToLower(s) }
+// lower lowercases s. Addresses and hashes mostly come lowercase already,
+// and checking eight bytes at a time is several times cheaper than
+// strings.ToLower's byte-by-byte scan, which bulk loads make millions of.
+func lower(s string) string {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := binary.LittleEndian.Uint64([]byte(s[i : i+8]))
+		// With every high bit clear, w + 0x3f sets a byte's high bit from
+		// 'A' up and w + 0x25 from 'Z'+1 up: a byte in A-Z has the first
+		// and not the second.
+		if w&highs != 0 || (w+0x3f*ones)&^(w+0x25*ones)&highs != 0 {
+			return strings.ToLower(s)
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
 
 // markDirty records the earliest block time of applied events so Refresh
 // knows from which day the daily snapshots must be recomputed.
