@@ -44,11 +44,6 @@ func prepare(ctx context.Context, db *store.DB, network string) error {
 	return nil
 }
 
-// demoDaysPerApply is how many simulated days of the demo go into one
-// ApplyBatch: the store applies each kind of event as one set-based
-// statement, so fewer, larger batches load faster.
-const demoDaysPerApply = 20
-
 // SeedDemo generates the demo world for opts (see Generate) and loads it
 // into db, which must hold no events, in one transaction: reference data,
 // every event, curated metadata, the head, and a final refresh as of
@@ -64,15 +59,17 @@ func SeedDemo(ctx context.Context, db *store.DB, opts Options) error {
 	}
 	// The event tables' secondary indexes are built once, after the load.
 	return db.BulkLoad(ctx, func(ctx context.Context) error {
-		return db.InTx(ctx, func(tx *store.Tx) error {
+		return db.InBulkTx(ctx, func(tx *store.Tx, a *store.BulkApplier) error {
 			if err := writeReference(ctx, tx, w.Reference); err != nil {
 				return err
 			}
-			for i := 0; i < len(w.Batches); i += demoDaysPerApply {
-				b := merge(w.Batches[i:min(i+demoDaysPerApply, len(w.Batches))])
-				if err := tx.ApplyBatch(ctx, b); err != nil {
+			for i := range w.Batches {
+				if err := a.Apply(ctx, &w.Batches[i]); err != nil {
 					return err
 				}
+			}
+			if err := a.Finish(ctx); err != nil {
+				return err
 			}
 			return finish(ctx, tx, w.Reference, w.Head, opts.Now)
 		})
@@ -103,56 +100,25 @@ func finish(ctx context.Context, tx *store.Tx, ref Reference, head chain.Positio
 	return nil
 }
 
-// merge joins consecutive batches into one covering all their blocks.
-func merge(batches []chain.Batch) *chain.Batch {
-	if len(batches) == 1 {
-		return &batches[0]
-	}
-	out := &chain.Batch{}
-	for i := range batches {
-		b := &batches[i]
-		out.OperatorsRegistered = append(out.OperatorsRegistered, b.OperatorsRegistered...)
-		out.MetadataURIs = append(out.MetadataURIs, b.MetadataURIs...)
-		out.MetadataDocuments = append(out.MetadataDocuments, b.MetadataDocuments...)
-		out.Delegations = append(out.Delegations, b.Delegations...)
-		out.Deposits = append(out.Deposits, b.Deposits...)
-		out.PodShares = append(out.PodShares, b.PodShares...)
-		out.WithdrawalsQueued = append(out.WithdrawalsQueued, b.WithdrawalsQueued...)
-		out.WithdrawalsDone = append(out.WithdrawalsDone, b.WithdrawalsDone...)
-		out.Registrations = append(out.Registrations, b.Registrations...)
-		out.RewardsSubmissions = append(out.RewardsSubmissions, b.RewardsSubmissions...)
-		out.AVSStrategies = append(out.AVSStrategies, b.AVSStrategies...)
-		out.Head = b.Head
-	}
-	return out
-}
-
 // BenchOptions select the bench world.
 type BenchOptions struct {
 	Options
 	// Scale sizes the world; the zero value means BenchScale.
 	Scale Scale
-	// DaysPerTx is how many simulated days are applied (as one batch) and
-	// committed per transaction; zero means 10.
-	DaysPerTx int
 }
 
 // SeedBench generates the bench world and loads it into db, which must
-// hold no events. Generation runs alongside loading and memory stays
-// bounded: days are applied and committed a few at a time, and the
-// aggregates are refreshed once at the end. A load that fails part way
-// leaves the days committed so far; seed a fresh database again. Progress
-// goes to progress (nil for none): a line every few seconds, or one line
-// rewritten in place when progress is a terminal.
+// hold no events, in one transaction: generation runs alongside loading,
+// each simulated day is applied as it comes (memory stays bounded), and
+// the staker state and the aggregates are derived once at the end. A load
+// that fails part way leaves no events behind. Progress goes to progress
+// (nil for none): a line every few seconds, or one line rewritten in place
+// when progress is a terminal.
 func SeedBench(ctx context.Context, db *store.DB, opts BenchOptions, progress io.Writer) error {
 	opts.Options = opts.Options.withDefaults()
 	sc := opts.Scale
 	if sc == (Scale{}) {
 		sc = BenchScale
-	}
-	per := opts.DaysPerTx
-	if per <= 0 {
-		per = 10
 	}
 	g, err := newGenerator(opts.Options, sc)
 	if err != nil {
@@ -167,18 +133,18 @@ func SeedBench(ctx context.Context, db *store.DB, opts BenchOptions, progress io
 	}
 	// The event tables' secondary indexes are built once, after the load.
 	return db.BulkLoad(ctx, func(ctx context.Context) error {
-		return loadBench(ctx, db, opts, sc, per, g, ref, progress)
+		return loadBench(ctx, db, opts, sc, g, ref, progress)
 	})
 }
 
-// loadBench streams the generated days into db, several days per
-// transaction, and refreshes once at the end.
-func loadBench(ctx context.Context, db *store.DB, opts BenchOptions, sc Scale, per int, g *generator, ref Reference, progress io.Writer) error {
+// loadBench streams the generated days into db in one transaction and
+// derives the state once at the end.
+func loadBench(ctx context.Context, db *store.DB, opts BenchOptions, sc Scale, g *generator, ref Reference, progress io.Writer) error {
 	// The generator runs in its own goroutine, a few days ahead of the
 	// loader.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	days := make(chan *chain.Batch, per)
+	days := make(chan *chain.Batch, 4)
 	genErr := make(chan error, 1)
 	go func() {
 		defer close(days)
@@ -193,45 +159,30 @@ func loadBench(ctx context.Context, db *store.DB, opts BenchOptions, sc Scale, p
 	}()
 
 	meter := newProgressMeter(progress, g.activityByDay(), time.Now())
-	var head chain.Position
-	pending := make([]chain.Batch, 0, per)
-	flush := func() error {
-		if len(pending) == 0 {
-			return nil
-		}
-		b := merge(pending)
-		err := db.InTx(ctx, func(tx *store.Tx) error { return tx.ApplyBatch(ctx, b) })
-		if err != nil {
-			return err
-		}
-		head = b.Head
-		meter.done(len(pending), b.Len(), time.Now())
-		pending = pending[:0]
-		return nil
-	}
-	for b := range days {
-		pending = append(pending, *b)
-		if len(pending) == per {
-			if err := flush(); err != nil {
-				cancel()
+	return db.InBulkTx(ctx, func(tx *store.Tx, a *store.BulkApplier) error {
+		var head chain.Position
+		for b := range days {
+			if err := a.Apply(ctx, b); err != nil {
 				return err
 			}
+			head = b.Head
+			meter.done(1, b.Len(), time.Now())
 		}
-	}
-	if err := <-genErr; err != nil {
-		return err
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	start := time.Now()
-	meter.printf("refreshing aggregates and %d daily snapshots...", sc.Days)
-	err := db.InTx(ctx, func(tx *store.Tx) error { return finish(ctx, tx, ref, head, opts.Now) })
-	if err != nil {
-		return err
-	}
-	meter.finish(time.Since(start))
-	return nil
+		if err := <-genErr; err != nil {
+			return err
+		}
+		start := time.Now()
+		meter.printf("storing withdrawals and stakers, refreshing aggregates and %d daily snapshots...", sc.Days)
+		if err := a.Finish(ctx); err != nil {
+			return err
+		}
+		derived := time.Now()
+		if err := finish(ctx, tx, ref, head, opts.Now); err != nil {
+			return err
+		}
+		meter.finish(derived.Sub(start), time.Since(derived))
+		return nil
+	})
 }
 
 // activityByDay estimates how many events each simulated day produces,
@@ -309,6 +260,7 @@ func (m *progressMeter) printf(format string, args ...any) {
 	fmt.Fprintf(m.w, "bench: "+format+"\n", args...)
 }
 
-func (m *progressMeter) finish(refresh time.Duration) {
-	m.printf("loaded %d events in %s (refresh %s)", m.events, time.Since(m.began).Round(time.Second), refresh.Round(time.Second))
+func (m *progressMeter) finish(stakers, refresh time.Duration) {
+	m.printf("loaded %d events in %s (withdrawals and stakers %s, refresh %s)", m.events, time.Since(m.began).Round(time.Second),
+		stakers.Round(time.Second), refresh.Round(time.Second))
 }

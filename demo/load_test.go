@@ -180,7 +180,7 @@ func TestSeedBenchSmall(t *testing.T) {
 	sc.Days, sc.AVS, sc.Operators, sc.Stakers, sc.RewardsSubmissions = 60, 8, 40, 2_000, 100
 	db := storetest.New(t)
 	var progress bytes.Buffer
-	opts := BenchOptions{Options: Options{Now: testNow, Seed: 3}, Scale: sc, DaysPerTx: 7}
+	opts := BenchOptions{Options: Options{Now: testNow, Seed: 3}, Scale: sc}
 	if err := SeedBench(context.Background(), db, opts, &progress); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestSeedBenchSmall(t *testing.T) {
 		t.Errorf("progress output:\n%s", progress.String())
 	}
 
-	// The chunked load holds exactly the events of the in-memory world.
+	// The streamed load holds exactly the events of the in-memory world.
 	w, err := GenerateScale(opts.Options, sc)
 	if err != nil {
 		t.Fatal(err)
@@ -209,5 +209,56 @@ func TestSeedBenchSmall(t *testing.T) {
 	}
 	if n := count(t, db, `SELECT count(*) FROM daily_snapshots`); n < sc.Days {
 		t.Errorf("%d daily snapshots", n)
+	}
+}
+
+// TestSeedBenchMatchesApplyBatch checks the bulk path: SeedBench
+// (a store.BulkApplier) leaves every table exactly as applying the
+// same days with ApplyBatch, a few days per transaction, does.
+func TestSeedBenchMatchesApplyBatch(t *testing.T) {
+	ctx := context.Background()
+	sc := BenchScale
+	sc.Days, sc.AVS, sc.Operators, sc.Stakers, sc.RewardsSubmissions = 90, 8, 40, 3_000, 150
+	opts := Options{Now: testNow, Seed: 6}.withDefaults()
+
+	bulk := storetest.New(t)
+	if err := SeedBench(ctx, bulk, BenchOptions{Options: opts, Scale: sc}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	w, err := GenerateScale(opts, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	normal := storetest.New(t)
+	if err := prepare(ctx, normal, opts.Network.Name); err != nil {
+		t.Fatal(err)
+	}
+	if err := normal.InTx(ctx, func(tx *store.Tx) error { return writeReference(ctx, tx, w.Reference) }); err != nil {
+		t.Fatal(err)
+	}
+	const daysPerTx = 7
+	for i := 0; i < len(w.Batches); i += daysPerTx {
+		err := normal.InTx(ctx, func(tx *store.Tx) error {
+			for j := i; j < min(i+daysPerTx, len(w.Batches)); j++ {
+				if err := tx.ApplyBatch(ctx, &w.Batches[j]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := normal.InTx(ctx, func(tx *store.Tx) error { return finish(ctx, tx, w.Reference, w.Head, opts.Now) }); err != nil {
+		t.Fatal(err)
+	}
+
+	if n := count(t, bulk, `SELECT count(*) FROM staker_shares`); n < 1000 {
+		t.Fatalf("only %d staker shares", n)
+	}
+	if a, b := dump(t, bulk), dump(t, normal); a != b {
+		t.Errorf("bulk load and ApplyBatch differ: %s vs %s", a, b)
 	}
 }

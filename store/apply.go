@@ -30,6 +30,26 @@ func (tx *Tx) ApplyBatch(ctx context.Context, b *chain.Batch) error {
 	if err := tx.prepareApply(ctx); err != nil {
 		return err
 	}
+	return tx.applySteps(ctx, b, largeSteps{
+		delegations:       tx.applyDelegations,
+		deposits:          tx.applyDeposits,
+		podShares:         tx.applyPodShares,
+		withdrawalsQueued: tx.applyWithdrawalsQueued,
+		withdrawalsDone:   tx.applyWithdrawalsCompleted,
+		stakers:           tx.applyStakerState,
+	})
+}
+
+// largeSteps are the apply steps of the event kinds that grow into the
+// millions, which ApplyBatch and BulkApply store differently; stakers may
+// be nil.
+type largeSteps struct {
+	delegations, deposits, podShares, withdrawalsQueued, withdrawalsDone, stakers func(context.Context, *chain.Batch) error
+}
+
+// applySteps applies every kind of event of b in order, the large kinds
+// with large, and moves the head.
+func (tx *Tx) applySteps(ctx context.Context, b *chain.Batch, large largeSteps) error {
 	steps := []struct {
 		name string
 		fn   func(context.Context, *chain.Batch) error
@@ -39,16 +59,19 @@ func (tx *Tx) ApplyBatch(ctx context.Context, b *chain.Batch) error {
 		{"metadata uris", tx.applyMetadataURIs},
 		{"registrations", tx.applyRegistrations},
 		{"avs strategies", tx.applyAVSStrategies},
-		{"delegations", tx.applyDelegations},
-		{"deposits", tx.applyDeposits},
-		{"pod shares", tx.applyPodShares},
-		{"withdrawals queued", tx.applyWithdrawalsQueued},
-		{"withdrawals completed", tx.applyWithdrawalsCompleted},
+		{"delegations", large.delegations},
+		{"deposits", large.deposits},
+		{"pod shares", large.podShares},
+		{"withdrawals queued", large.withdrawalsQueued},
+		{"withdrawals completed", large.withdrawalsDone},
 		{"rewards", tx.applyRewards},
 		{"metadata documents", tx.applyMetadataDocuments},
-		{"stakers", tx.applyStakerState},
+		{"stakers", large.stakers},
 	}
 	for _, s := range steps {
+		if s.fn == nil {
+			continue
+		}
 		if err := s.fn(ctx, b); err != nil {
 			return fmt.Errorf("apply %s: %w", s.name, Classify(err))
 		}

@@ -96,11 +96,26 @@ func scenario() chain.Batch {
 
 func loadScenario(t *testing.T, db *store.DB, batches ...chain.Batch) {
 	t.Helper()
+	loadScenarioWith(t, db, false, func(ctx context.Context, tx *store.Tx, _ *store.BulkApplier) error {
+		for i := range batches {
+			if err := tx.ApplyBatch(ctx, &batches[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// loadScenarioWith writes the scenario's reference data, runs apply and
+// refreshes, in one transaction: a bulk one (InBulkTx) when bulk is set,
+// else an ordinary one, and apply's BulkApplier nil.
+func loadScenarioWith(t *testing.T, db *store.DB, bulk bool, apply func(context.Context, *store.Tx, *store.BulkApplier) error) {
+	t.Helper()
 	ctx := context.Background()
 	if err := db.EnsureNetwork(ctx, "mainnet"); err != nil {
 		t.Fatal(err)
 	}
-	err := db.InTx(ctx, func(tx *store.Tx) error {
+	body := func(tx *store.Tx, a *store.BulkApplier) error {
 		net := chain.Networks["mainnet"]
 		var strategies []store.Strategy
 		for _, s := range net.Strategies {
@@ -116,13 +131,17 @@ func loadScenario(t *testing.T, db *store.DB, batches ...chain.Batch) {
 		if err := tx.UpsertTokens(ctx, []store.Token{{Address: weth, Symbol: "WETH", Decimals: 18, ETHPrice: "1"}}); err != nil {
 			return err
 		}
-		for i := range batches {
-			if err := tx.ApplyBatch(ctx, &batches[i]); err != nil {
-				return err
-			}
+		if err := apply(ctx, tx, a); err != nil {
+			return err
 		}
 		return tx.Refresh(ctx, genesis.Add(48*time.Hour))
-	})
+	}
+	var err error
+	if bulk {
+		err = db.InBulkTx(ctx, body)
+	} else {
+		err = db.InTx(ctx, func(tx *store.Tx) error { return body(tx, nil) })
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,11 @@ package store_test
 import (
 	"context"
 	"errors"
+	"math/big"
 	"strings"
 	"testing"
 
+	"github.com/stakegraph/stakegraph/chain"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -133,6 +135,40 @@ func TestAddressAndHashDomains(t *testing.T) {
 	}
 }
 
+// A BulkApplier leaves the state that ApplyBatch does, including a staker
+// undelegated, a position withdrawn to zero and a completed withdrawal.
+func TestBulkApplyMatchesApplyBatch(t *testing.T) {
+	later := chain.Batch{
+		Delegations: []chain.DelegationEvent{
+			{Position: pos(30, 0), Type: chain.Undelegation, Staker: staker2, Operator: opTwo},
+			{Position: pos(30, 1), Type: chain.SharesDecreased, Staker: staker2, Operator: opTwo, Strategy: stETH, Shares: eth(5)},
+		},
+		WithdrawalsQueued: []chain.WithdrawalQueued{
+			{Position: pos(30, 2), Root: "0x00000000000000000000000000000000000000000000000000000000000000f2", Nonce: big.NewInt(0),
+				Staker: staker2, DelegatedTo: opTwo, StartBlock: 30, Strategies: []string{stETH}, Shares: []*big.Int{eth(5)}},
+		},
+		Head: pos(31, 0),
+	}
+	want := storetest.New(t)
+	loadScenario(t, want, scenario(), later)
+
+	got := storetest.New(t)
+	loadScenarioWith(t, got, true, func(ctx context.Context, _ *store.Tx, a *store.BulkApplier) error {
+		for _, b := range []chain.Batch{scenario(), later} {
+			if err := a.Apply(ctx, &b); err != nil {
+				return err
+			}
+		}
+		return a.Finish(ctx)
+	})
+	if g, w := entityState(t, got), entityState(t, want); g != w {
+		t.Errorf("state after BulkApply:\n%s\nwant:\n%s", g, w)
+	}
+	if n := query(t, got, `SELECT count(*)::text FROM staker_shares WHERE staker_address = $1`, staker2); n != "0" {
+		t.Errorf("%s staker shares left for a staker who withdrew everything", n)
+	}
+}
+
 // A bulk load turns autovacuum off on the large tables and back on at the
 // end; a load that dies leaves it off, and the next migrate turns it on.
 func TestBulkLoadSuspendsAutovacuum(t *testing.T) {
@@ -162,5 +198,74 @@ func TestBulkLoadSuspendsAutovacuum(t *testing.T) {
 	}
 	if after := off(); after != "" {
 		t.Errorf("autovacuum still off after migrate for %q", after)
+	}
+}
+
+// upperCased returns b with the hex of the addresses and hashes of its
+// large event kinds in upper case, as a node might send them.
+func upperCased(b chain.Batch) chain.Batch {
+	up := func(s string) string {
+		if len(s) < 2 {
+			return s
+		}
+		return "0x" + strings.ToUpper(s[2:])
+	}
+	upPos := func(p chain.Position) chain.Position { p.TxHash = up(p.TxHash); return p }
+	b.Delegations = append([]chain.DelegationEvent(nil), b.Delegations...)
+	for i := range b.Delegations {
+		e := &b.Delegations[i]
+		e.Position, e.Staker, e.Operator, e.Strategy = upPos(e.Position), up(e.Staker), up(e.Operator), up(e.Strategy)
+	}
+	b.Deposits = append([]chain.Deposit(nil), b.Deposits...)
+	for i := range b.Deposits {
+		e := &b.Deposits[i]
+		e.Position, e.Staker, e.Token, e.Strategy = upPos(e.Position), up(e.Staker), up(e.Token), up(e.Strategy)
+	}
+	b.PodShares = append([]chain.PodSharesUpdated(nil), b.PodShares...)
+	for i := range b.PodShares {
+		e := &b.PodShares[i]
+		e.Position, e.PodOwner = upPos(e.Position), up(e.PodOwner)
+	}
+	b.WithdrawalsQueued = append([]chain.WithdrawalQueued(nil), b.WithdrawalsQueued...)
+	for i := range b.WithdrawalsQueued {
+		e := &b.WithdrawalsQueued[i]
+		e.Position, e.Root, e.Staker, e.DelegatedTo, e.Withdrawer = upPos(e.Position), up(e.Root), up(e.Staker), up(e.DelegatedTo), up(e.Withdrawer)
+		ss := make([]string, len(e.Strategies))
+		for j, s := range e.Strategies {
+			ss[j] = up(s)
+		}
+		e.Strategies = ss
+	}
+	b.WithdrawalsDone = append([]chain.WithdrawalCompleted(nil), b.WithdrawalsDone...)
+	for i := range b.WithdrawalsDone {
+		e := &b.WithdrawalsDone[i]
+		e.Position, e.Root = upPos(e.Position), up(e.Root)
+	}
+	return b
+}
+
+// Both apply paths store addresses and hashes in lower case, whatever the
+// case they come in.
+func TestApplyLowercasesAddresses(t *testing.T) {
+	want := storetest.New(t)
+	loadScenario(t, want, scenario())
+	normal := storetest.New(t)
+	loadScenario(t, normal, upperCased(scenario()))
+	bulk := storetest.New(t)
+	loadScenarioWith(t, bulk, true, func(ctx context.Context, _ *store.Tx, a *store.BulkApplier) error {
+		b := upperCased(scenario())
+		if err := a.Apply(ctx, &b); err != nil {
+			return err
+		}
+		return a.Finish(ctx)
+	})
+	w := entityState(t, want)
+	for name, db := range map[string]*store.DB{"ApplyBatch": normal, "BulkApplier": bulk} {
+		if g := entityState(t, db); g != w {
+			t.Errorf("%s of upper-case events:\n%s\nwant:\n%s", name, g, w)
+		}
+		if n := query(t, db, `SELECT count(*)::text FROM delegation_events WHERE tx_hash <> lower(tx_hash) OR staker_address <> lower(staker_address)`); n != "0" {
+			t.Errorf("%s: %s delegation events with upper-case hex", name, n)
+		}
 	}
 }
