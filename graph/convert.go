@@ -275,6 +275,8 @@ func tvlFromShares(shares []store.StrategyShares) *model.Tvl {
 	}
 	var total big.Rat
 	total.Add(&beacon, &restaking)
+	roundToFloat(native)
+	roundToFloat(eth)
 	return &model.Tvl{
 		Tvl:              ratToFloat(&total),
 		TvlBeaconChain:   ratToFloat(&beacon),
@@ -282,6 +284,17 @@ func tvlFromShares(shares []store.StrategyShares) *model.Tvl {
 		TvlWeth:          ratToFloat(&weth),
 		TvlStrategies:    native,
 		TvlStrategiesEth: eth,
+	}
+}
+
+// roundToFloat replaces each sum of m by the float64 nearest to it, which is
+// what MarshalGQL writes anyway: the exact sums of decimal values carry
+// denominators of dozens of digits, and a TVL may be kept for many requests
+// (EntityCache), where these made up a tenth of the heap.
+func roundToFloat(m model.StrategyValues) {
+	for k, v := range m {
+		f, _ := v.Float64()
+		m[k] = new(big.Rat).SetFloat64(f)
 	}
 }
 

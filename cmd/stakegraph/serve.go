@@ -62,9 +62,11 @@ var serveCommand = command{
 }
 
 // serveMemoryLimit is serve's soft memory limit unless GOMEMLIMIT sets one:
-// with the response cache full (64 MiB), the garbage collector's default
-// pacing let the heap double between collections, to a peak RSS of 281 MiB
-// in the 64-client soak; near this limit it collects sooner instead.
+// with the response cache full (then 64 MiB), the garbage collector's
+// default pacing let the heap double between collections, to a peak RSS of
+// 281 MiB in the 64-client soak; near this limit it collects sooner
+// instead. With both caches full (32 MiB of responses, about 40 MiB of
+// entity records) the live heap is about 100 MiB on the bench data.
 const serveMemoryLimit = 192 << 20
 
 // cacheOptions say which of serve's in-memory caches are on.
