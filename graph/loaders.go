@@ -66,6 +66,10 @@ type loaders struct {
 
 	snapshots         memo[store.SnapshotTrio]
 	strategySnapshots memo[store.StrategySnapshotTrio]
+
+	// operatorRecords is the operators loader's fetch, for a list that
+	// has all its keys at once and need not wait for a batch.
+	operatorRecords func(ctx context.Context, keys []string) (map[string]*store.Operator, error)
 }
 
 // pageKey keys a paged relation: the parent's key and the arguments.
@@ -104,10 +108,11 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		rows, err := db.AVSByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.AVS) string { return r.Address }), err
 	}))
-	l.operators = newLoader(wait, cachedFetch(entities, "operators", func(ctx context.Context, keys []string) (map[string]*store.Operator, error) {
+	l.operatorRecords = cachedFetch(entities, "operators", func(ctx context.Context, keys []string) (map[string]*store.Operator, error) {
 		rows, err := db.OperatorsByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.Operator) string { return r.Address }), err
-	}))
+	})
+	l.operators = newLoader(wait, l.operatorRecords)
 	l.stakers = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.Staker, error) {
 		rows, err := db.StakersByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.Staker) string { return r.Address }), err

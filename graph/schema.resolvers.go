@@ -430,13 +430,26 @@ func (r *queryResolver) Operators(ctx context.Context, searchMode *model.SearchM
 		return nil, err
 	}
 	filter := store.OperatorFilter{Search: searchFrom(searchMode, searchByText)}
-	db := loadersFor(ctx).db
-	rows, err := db.ListOperators(ctx, filter, sort, page)
+	l := loadersFor(ctx)
+	db := l.db
+	addresses, err := db.ListOperatorAddresses(ctx, filter, sort, page)
 	if err != nil {
 		return nil, err
 	}
+	records, err := l.operatorRecords(ctx, addresses)
+	if err != nil {
+		return nil, err
+	}
+	data := make([]*model.Operator, 0, len(addresses))
+	for _, a := range addresses {
+		// An operator deleted between the two statements (a rollback of
+		// the blocks that registered it) is left out of the page.
+		if o := records[a]; o != nil {
+			data = append(data, operatorFromStore(o))
+		}
+	}
 	return &model.OperatorPage{
-		Data: mapList(rows, func(o store.Operator) *model.Operator { return operatorFromStore(&o) }),
+		Data: data,
 		Meta: pageMeta(page, func(ctx context.Context) (int, error) { return db.CountOperators(ctx, filter) }),
 	}, nil
 }

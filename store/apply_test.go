@@ -171,8 +171,10 @@ func checkScenario(t *testing.T, db *store.DB) {
 		{"operator totals", `SELECT string_agg(address || ' ' || total_stakers || ' ' || total_avs || ' ' || tvl_eth::numeric(20,2), ',' ORDER BY address) FROM operators`,
 			opOne + " 1 1 38.00," + opTwo + " 1 0 5.00"},
 		{"operator metadata", `SELECT metadata_name || ' ' || metadata_uri FROM operators WHERE address = '` + opOne + `'`, "Operator One https://one.example/meta.json"},
-		{"registrations", `SELECT string_agg(operator_address || ' ' || is_active || ' ' || array_to_string(restaked_strategies, '|'), ',' ORDER BY operator_address) FROM avs_operators`,
-			opOne + " true " + stETH + "|" + chain.BeaconStrategy + "," + opTwo + " false " + stETH},
+		// A registration's TVL is its operator's shares in the strategies it
+		// restakes for the AVS: 6 stETH and 32 beacon ETH; 5 stETH.
+		{"registrations", `SELECT string_agg(operator_address || ' ' || is_active || ' ' || array_to_string(restaked_strategies, '|') || ' ' || tvl_eth::numeric(20,2), ',' ORDER BY operator_address) FROM avs_operators`,
+			opOne + " true " + stETH + "|" + chain.BeaconStrategy + " 38.00," + opTwo + " false " + stETH + " 5.00"},
 		{"avs totals", `SELECT metadata_name || ' ' || total_operators || ' ' || total_stakers || ' ' || tvl_eth::numeric(20,2) FROM avs`, "Alpha AVS 1 1 38.00"},
 		// stETH gets 2/3 of 3 ETH = 2 ETH over 30 days against 6 ETH: 2/6 × 365/30 × 100.
 		{"apy", `SELECT round(apy, 4)::text FROM avs_strategy_apy WHERE strategy_address = '` + stETH + `'`, "405.5556"},
@@ -316,7 +318,7 @@ func entityState(t *testing.T, db *store.DB) string {
 	    (SELECT string_agg(concat_ws(' ', address, operator_address, created_at_block, updated_at_block), ',' ORDER BY address) FROM stakers),
 	    (SELECT string_agg(concat_ws(' ', staker_address, strategy_address, shares), ',' ORDER BY staker_address, strategy_address) FROM staker_shares),
 	    (SELECT string_agg(concat_ws(' ', operator_address, strategy_address, shares), ',' ORDER BY operator_address, strategy_address) FROM operator_shares),
-	    (SELECT string_agg(concat_ws(' ', avs_address, operator_address, is_active, restaked_strategies), ',' ORDER BY avs_address, operator_address) FROM avs_operators),
+	    (SELECT string_agg(concat_ws(' ', avs_address, operator_address, is_active, restaked_strategies, tvl_eth), ',' ORDER BY avs_address, operator_address) FROM avs_operators),
 	    (SELECT string_agg(concat_ws(' ', address, metadata_name, metadata_uri, created_at_block, total_stakers, total_operators, max_apy, tvl_eth), ',' ORDER BY address) FROM avs),
 	    (SELECT string_agg(concat_ws(' ', address, metadata_name, created_at_block, total_stakers, total_avs, max_apy, tvl_eth), ',' ORDER BY address) FROM operators),
 	    (SELECT string_agg(concat_ws(' ', withdrawal_root, is_completed), ',' ORDER BY withdrawal_root) FROM withdrawals))`)

@@ -50,8 +50,12 @@ var operatorSortColumns = map[SortKey]string{
 	SortByTotalAVS:     "o.total_avs",
 }
 
-// ListOperators returns one page of the operators matching f, in the order s.
-func (db *DB) ListOperators(ctx context.Context, f OperatorFilter, s Sort, p Page) ([]Operator, error) {
+// ListOperatorAddresses returns the addresses of one page of the operators
+// matching f, in the order s. Only the keys: each order has an index on
+// (column, address), so a page, however deep, is an index-only scan instead
+// of a sort of every operator's row; the records come from
+// OperatorsByAddresses (through the entity cache).
+func (db *DB) ListOperatorAddresses(ctx context.Context, f OperatorFilter, s Sort, p Page) ([]string, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -64,9 +68,9 @@ func (db *DB) ListOperators(ctx context.Context, f OperatorFilter, s Sort, p Pag
 	if err != nil {
 		return nil, err
 	}
-	var out []Operator
+	var out []string
 	if err := db.SelectContext(ctx, &out, `
-		SELECT `+operatorColumns+`
+		SELECT o.address
 		FROM operators o
 		`+where(search)+`
 		ORDER BY `+orderBy+`
@@ -159,23 +163,15 @@ const (
 	InactiveRegistration
 )
 
-// avsOperatorTVL is the ETH value of an operator's shares in the strategies
-// it restakes for the AVS of registration ao, EIGEN excluded, computed with
-// the store's value functions so that it agrees with every displayed TVL.
-const avsOperatorTVL = `(
-	SELECT COALESCE(sum(strategy_eth(os.shares, s.shares_to_underlying, s.decimals, s.eth_price)), 0)
-	FROM operator_shares os
-	JOIN strategies s ON s.address = os.strategy_address
-	WHERE os.operator_address = ao.operator_address
-	  AND os.strategy_address = ANY(ao.restaked_strategies)
-	  AND s.kind <> 'eigen')`
-
 // avsOperatorSortColumns are the orders an AVS's operator list accepts. The
-// default walks the registration primary key; the TVL in the AVS is computed
-// per registration, which is bounded by the AVS's operator count.
+// default walks the registration primary key; TVL order walks
+// avs_operators_tvl_idx over the registration's TVL that Tx.Refresh keeps
+// (tvl_eth: the operator's shares in the strategies it restakes for the
+// AVS, EIGEN excluded, valued with the store's value functions, so that it
+// agrees with every displayed TVL).
 var avsOperatorSortColumns = map[SortKey]string{
 	SortDefault: "ao.operator_address",
-	SortByTVL:   avsOperatorTVL,
+	SortByTVL:   "ao.tvl_eth",
 }
 
 func (f AVSOperatorFilter) conditions(q *queryArgs) ([]string, error) {

@@ -29,7 +29,8 @@
 //     strategies (a staker has one operator, so this is a sum over operators of
 //     stakers grouped by the set of strategies they hold);
 //   - a registration's restaked strategies = the AVS's restakeable strategies
-//     in which the operator holds shares;
+//     in which the operator holds shares; its TVL = the ETH value of the
+//     operator's shares in those strategies, EIGEN excluded;
 //   - value: underlying = shares × sharesToUnderlying(1e18) / 1e18 / 10^decimals
 //     and ETH = underlying × the token's ETH price (SQL functions
 //     strategy_underlying and strategy_eth); beacon shares count 1:1 as ETH.
@@ -113,6 +114,20 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 			) r
 			WHERE ao.avs_address = r.avs_address AND ao.operator_address = r.operator_address
 			  AND ao.restaked_strategies IS DISTINCT FROM r.strategies`, nil},
+		{"registration tvl", `
+			UPDATE avs_operators ao
+			SET tvl_eth = r.eth
+			FROM (
+			    SELECT ao.avs_address, ao.operator_address,
+			           COALESCE(sum(strategy_eth(os.shares, s.shares_to_underlying, s.decimals, s.eth_price)), 0) AS eth
+			    FROM avs_operators ao
+			    LEFT JOIN (operator_shares os JOIN strategies s ON s.address = os.strategy_address AND s.kind <> 'eigen')
+			           ON os.operator_address = ao.operator_address
+			          AND os.strategy_address = ANY (ao.restaked_strategies)
+			    GROUP BY ao.avs_address, ao.operator_address
+			) r
+			WHERE ao.avs_address = r.avs_address AND ao.operator_address = r.operator_address
+			  AND ao.tvl_eth IS DISTINCT FROM r.eth`, nil},
 		{"avs shares", `
 			DELETE FROM avs_shares;
 			INSERT INTO avs_shares (avs_address, strategy_address, shares)
