@@ -18410,7 +18410,7 @@ func (ec *executionContext) marshalNAddress2ᚕstringᚄ(ctx context.Context, se
 }
 
 func (ec *executionContext) marshalNAvs2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Avs) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAvs2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvs(ctx, sel, v[i])
@@ -18436,7 +18436,7 @@ func (ec *executionContext) marshalNAvs2ᚖgithubᚗcomᚋstakegraphᚋstakegrap
 }
 
 func (ec *executionContext) marshalNAvsAddress2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsAddressᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AvsAddress) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAvsAddress2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsAddress(ctx, sel, v[i])
@@ -18472,7 +18472,7 @@ func (ec *executionContext) marshalNAvsAddressPage2ᚖgithubᚗcomᚋstakegraph�
 }
 
 func (ec *executionContext) marshalNAvsOperator2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsOperatorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AvsOperator) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAvsOperator2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsOperator(ctx, sel, v[i])
@@ -18518,7 +18518,7 @@ func (ec *executionContext) marshalNAvsPage2ᚖgithubᚗcomᚋstakegraphᚋstake
 }
 
 func (ec *executionContext) marshalNAvsRegistration2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsRegistrationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AvsRegistration) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAvsRegistration2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsRegistration(ctx, sel, v[i])
@@ -18616,7 +18616,7 @@ func (ec *executionContext) marshalNCountMetric2ᚖgithubᚗcomᚋstakegraphᚋs
 }
 
 func (ec *executionContext) marshalNCountPoint2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountPointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CountPoint) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCountPoint2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountPoint(ctx, sel, v[i])
@@ -18658,7 +18658,7 @@ func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, se
 }
 
 func (ec *executionContext) marshalNDelegationEvent2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDelegationEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.DelegationEvent) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDelegationEvent2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDelegationEvent(ctx, sel, v[i])
@@ -18724,7 +18724,7 @@ func (ec *executionContext) marshalNDeploymentRatio2ᚖgithubᚗcomᚋstakegraph
 }
 
 func (ec *executionContext) marshalNDeposit2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Deposit) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNDeposit2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDeposit(ctx, sel, v[i])
@@ -18802,7 +18802,7 @@ func (ec *executionContext) marshalNMetrics2ᚖgithubᚗcomᚋstakegraphᚋstake
 }
 
 func (ec *executionContext) marshalNOperator2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Operator) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOperator2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperator(ctx, sel, v[i])
@@ -18868,7 +18868,7 @@ func (ec *executionContext) marshalNRewardStrategies2ᚖgithubᚗcomᚋstakegrap
 }
 
 func (ec *executionContext) marshalNRewardsSubmission2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RewardsSubmission) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRewardsSubmission2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmission(ctx, sel, v[i])
@@ -18894,7 +18894,7 @@ func (ec *executionContext) marshalNRewardsSubmission2ᚖgithubᚗcomᚋstakegra
 }
 
 func (ec *executionContext) marshalNRewardsSubmissionStrategy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionStrategyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RewardsSubmissionStrategy) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRewardsSubmissionStrategy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionStrategy(ctx, sel, v[i])
@@ -18920,7 +18920,7 @@ func (ec *executionContext) marshalNRewardsSubmissionStrategy2ᚖgithubᚗcomᚋ
 }
 
 func (ec *executionContext) marshalNStaker2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Staker) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStaker2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStaker(ctx, sel, v[i])
@@ -18966,7 +18966,7 @@ func (ec *executionContext) marshalNStakerPage2ᚖgithubᚗcomᚋstakegraphᚋst
 }
 
 func (ec *executionContext) marshalNStrategy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Strategy) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStrategy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategy(ctx, sel, v[i])
@@ -18992,7 +18992,7 @@ func (ec *executionContext) marshalNStrategy2ᚖgithubᚗcomᚋstakegraphᚋstak
 }
 
 func (ec *executionContext) marshalNStrategyApy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyApyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.StrategyApy) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStrategyApy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyApy(ctx, sel, v[i])
@@ -19028,7 +19028,7 @@ func (ec *executionContext) marshalNStrategyKind2githubᚗcomᚋstakegraphᚋsta
 }
 
 func (ec *executionContext) marshalNStrategyRewardTokens2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyRewardTokensᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.StrategyRewardTokens) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStrategyRewardTokens2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyRewardTokens(ctx, sel, v[i])
@@ -19054,7 +19054,7 @@ func (ec *executionContext) marshalNStrategyRewardTokens2ᚖgithubᚗcomᚋstake
 }
 
 func (ec *executionContext) marshalNStrategyShares2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategySharesᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.StrategyShares) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNStrategyShares2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyShares(ctx, sel, v[i])
@@ -19151,7 +19151,7 @@ func (ec *executionContext) marshalNTvl2ᚖgithubᚗcomᚋstakegraphᚋstakegrap
 }
 
 func (ec *executionContext) marshalNWithdrawal2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Withdrawal) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWithdrawal2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawal(ctx, sel, v[i])
@@ -19201,7 +19201,7 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
@@ -19247,7 +19247,7 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
@@ -19275,7 +19275,7 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -19295,7 +19295,7 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
@@ -19606,7 +19606,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
@@ -19625,7 +19625,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
@@ -19644,7 +19644,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -19670,7 +19670,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
