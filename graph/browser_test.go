@@ -16,8 +16,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"github.com/stakegraph/stakegraph/chain"
-	"github.com/stakegraph/stakegraph/demo"
+	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -39,9 +38,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		t.Skip("no Chromium found (Debian: apt-get install chromium; or set CHROMIUM to its path)")
 	}
 
-	dbURL := storetest.TemplateURL(t, "graph_demo", func(ctx context.Context, db *store.DB) error {
-		return demo.SeedDemo(ctx, db, demo.Options{Now: testNow, Seed: 1, Network: chain.Networks["mainnet"]})
-	})
+	dbURL := storetest.TemplateURL(t, graph.DemoTemplate, graph.SeedDemo)
 	ctx := context.Background()
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {

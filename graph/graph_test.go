@@ -11,23 +11,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stakegraph/stakegraph/chain"
-	"github.com/stakegraph/stakegraph/demo"
 	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/store"
-	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // testNow is the time the demo history ends at and the clock of the API
 // under test, so that default date ranges are deterministic.
-var testNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+var testNow = graph.DemoNow
 
 // demoDB returns a fresh copy of the demo data set as of testNow.
 func demoDB(t *testing.T) *store.DB {
 	t.Helper()
-	return storetest.Template(t, "graph_demo", func(ctx context.Context, db *store.DB) error {
-		return demo.SeedDemo(ctx, db, demo.Options{Now: testNow, Seed: 1, Network: chain.Networks["mainnet"]})
-	})
+	return graph.DemoStore(t)
 }
 
 // testOptions are the handler options of the tests: the demo's clock, and a

@@ -67,6 +67,9 @@ type loaders struct {
 	snapshots         memo[store.SnapshotTrio]
 	strategySnapshots memo[store.StrategySnapshotTrio]
 
+	// stakerCountDays reads the daily staker counts (see stakerCountPoints).
+	stakerCountDays func(ctx context.Context) ([]store.StakerCountDay, error)
+
 	// operatorRecords is the operators loader's fetch, for a list that
 	// has all its keys at once and need not wait for a batch.
 	operatorRecords func(ctx context.Context, keys []string) (map[string]*store.Operator, error)
@@ -113,6 +116,16 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		return indexBy(rows, func(r store.Operator) string { return r.Address }), err
 	})
 	l.operators = newLoader(wait, l.operatorRecords)
+	// The whole series is one cached value: a chart of any range and
+	// bucket size is then computed without a statement.
+	countDays := cachedFetch(entities, "staker count days", func(ctx context.Context, _ []string) (map[string][]store.StakerCountDay, error) {
+		days, err := db.StakerCountDays(ctx)
+		return map[string][]store.StakerCountDay{"": days}, err
+	})
+	l.stakerCountDays = func(ctx context.Context) ([]store.StakerCountDay, error) {
+		days, err := countDays(ctx, []string{""})
+		return days[""], err
+	}
 	l.stakers = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.Staker, error) {
 		rows, err := db.StakersByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.Staker) string { return r.Address }), err

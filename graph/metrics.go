@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 	"math/big"
+	"sort"
+	"time"
 
 	"github.com/stakegraph/stakegraph/chain"
 	"github.com/stakegraph/stakegraph/graph/model"
@@ -79,4 +81,37 @@ func strategySnapshot(snaps []store.StrategySnapshot, strategy string) store.Str
 		}
 	}
 	return store.StrategySnapshot{TVL: "0", TVLETH: "0"}
+}
+
+// stakerCountPoints returns the staker count history from the daily counts
+// (oldest first) in consecutive buckets of bucketDays days, the first
+// starting at from and the last containing to (both UTC midnights).
+// Cumulative values are the staker count at the end of each bucket (its
+// last day, or to for the last bucket); discrete values are the stakers
+// first seen within the bucket. Days after the latest snapshot carry its
+// count; days before the first have none.
+func stakerCountPoints(days []store.StakerCountDay, from, to time.Time, bucketDays int, cumulative bool) []*model.CountPoint {
+	// after returns the index of the first day after t.
+	after := func(t time.Time) int {
+		return sort.Search(len(days), func(i int) bool { return days[i].Day.After(t) })
+	}
+	var out []*model.CountPoint
+	for first := from; !first.After(to); first = first.AddDate(0, 0, bucketDays) {
+		last := first.AddDate(0, 0, bucketDays-1)
+		if last.After(to) {
+			last = to
+		}
+		value := 0
+		if cumulative {
+			if i := after(last); i > 0 {
+				value = days[i-1].Total
+			}
+		} else {
+			for _, d := range days[after(first.AddDate(0, 0, -1)):after(last)] {
+				value += d.New
+			}
+		}
+		out = append(out, &model.CountPoint{Timestamp: first, Value: value})
+	}
+	return out
 }

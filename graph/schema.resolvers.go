@@ -302,13 +302,11 @@ func (r *metricsResolver) StakerCountHistory(ctx context.Context, obj *model.Met
 		return nil, err
 	}
 	cumulative := variant == nil || *variant == model.CountVariantCumulative
-	points, err := l.db.StakerCountHistory(ctx, from, to, bucketDays, cumulative)
+	days, err := l.stakerCountDays(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &model.CountHistory{Data: mapList(points, func(p store.CountPoint) *model.CountPoint {
-		return &model.CountPoint{Timestamp: p.Start, Value: p.Value}
-	})}, nil
+	return &model.CountHistory{Data: stakerCountPoints(days, from, to, bucketDays, cumulative)}, nil
 }
 
 // Shares is the resolver for the shares field.

@@ -120,44 +120,25 @@ func (db *DB) LatestStrategySnapshots(ctx context.Context, strategy string) (Str
 	return trio, nil
 }
 
-// CountPoint is the value of a historical count in the bucket that starts at
-// Start.
-type CountPoint struct {
-	Start time.Time `db:"start"`
-	Value int       `db:"value"`
+// StakerCountDay is one day's staker counts in the daily snapshots: the
+// stakers seen by the end of the day and those first seen that day.
+type StakerCountDay struct {
+	Day   time.Time `db:"day"` // UTC midnight
+	Total int       `db:"total_stakers"`
+	New   int       `db:"new_stakers"`
 }
 
-// StakerCountHistory returns the number of stakers in consecutive buckets of
-// bucketDays days, the first starting at from (a UTC midnight) and the last
-// containing the day of to. Cumulative values are the staker count at the
-// end of each bucket (its last day, or to's day for the last bucket);
-// discrete values are the stakers first seen within the bucket. Values come
-// from the daily snapshots; days after the latest snapshot carry its count.
-func (db *DB) StakerCountHistory(ctx context.Context, from, to time.Time, bucketDays int, cumulative bool) ([]CountPoint, error) {
-	if bucketDays < 1 {
-		return nil, fmt.Errorf("staker count history: bucket of %d days", bucketDays)
-	}
-	value := `COALESCE((
-			SELECT sum(d.new_stakers) FROM daily_snapshots d
-			WHERE d.day BETWEEN b.first_day AND b.last_day), 0)`
-	if cumulative {
-		value = `COALESCE((
-			SELECT d.total_stakers FROM daily_snapshots d
-			WHERE d.day <= b.last_day
-			ORDER BY d.day DESC LIMIT 1), 0)`
-	}
-	var out []CountPoint
+// StakerCountDays returns the staker counts of every daily snapshot, oldest
+// first. There is one per day since the chain's first event (a few hundred
+// to a few thousand rows, about 20 bytes each): the staker count history is
+// computed from them in memory for any range and bucket size.
+func (db *DB) StakerCountDays(ctx context.Context) ([]StakerCountDay, error) {
+	var out []StakerCountDay
 	if err := db.SelectContext(ctx, &out, `
-		WITH buckets AS (
-			SELECT g::date AS first_day,
-			       LEAST(g::date + ($3::int - 1), $2::date) AS last_day
-			FROM generate_series($1::date, $2::date, make_interval(days => $3::int)) AS g
-		)
-		SELECT b.first_day::timestamp AT TIME ZONE 'UTC' AS start,
-		       `+value+` AS value
-		FROM buckets b
-		ORDER BY b.first_day`, from.UTC().Format(time.DateOnly), to.UTC().Format(time.DateOnly), bucketDays); err != nil {
-		return nil, fmt.Errorf("staker count history: %w", Classify(err))
+		SELECT d.day::timestamp AT TIME ZONE 'UTC' AS day, d.total_stakers, d.new_stakers
+		FROM daily_snapshots d
+		ORDER BY d.day`); err != nil {
+		return nil, fmt.Errorf("staker count days: %w", Classify(err))
 	}
 	return out, nil
 }

@@ -1,0 +1,131 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stakegraph/stakegraph/chain"
+	"github.com/stakegraph/stakegraph/demo"
+	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
+)
+
+// demoNow is the time the demo history ends at and the clock of the API
+// under test, so that default date ranges are deterministic.
+var demoNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+
+// demoTemplate names the template database of the demo data set.
+const demoTemplate = "graph_demo"
+
+// seedDemo loads the demo data set as of demoNow.
+func seedDemo(ctx context.Context, db *store.DB) error {
+	return demo.SeedDemo(ctx, db, demo.Options{Now: demoNow, Seed: 1, Network: chain.Networks["mainnet"]})
+}
+
+// demoStore returns a fresh copy of the demo data set as of demoNow.
+func demoStore(t *testing.T) *store.DB {
+	t.Helper()
+	return storetest.Template(t, demoTemplate, seedDemo)
+}
+
+// stakerCountHistorySQL is how the staker count history was computed in
+// SQL before it was computed from the cached daily counts: the oracle of
+// TestStakerCountPointsMatchSQL.
+const stakerCountHistorySQL = `
+	WITH buckets AS (
+		SELECT g::date AS first_day,
+		       LEAST(g::date + ($3::int - 1), $2::date) AS last_day
+		FROM generate_series($1::date, $2::date, make_interval(days => $3::int)) AS g
+	)
+	SELECT b.first_day::timestamp AT TIME ZONE 'UTC' AS start,
+	       CASE WHEN $4 THEN COALESCE((
+	           SELECT d.total_stakers FROM daily_snapshots d
+	           WHERE d.day <= b.last_day
+	           ORDER BY d.day DESC LIMIT 1), 0)
+	       ELSE COALESCE((
+	           SELECT sum(d.new_stakers) FROM daily_snapshots d
+	           WHERE d.day BETWEEN b.first_day AND b.last_day), 0) END AS value
+	FROM buckets b
+	ORDER BY b.first_day`
+
+// Every range, bucket size and variant gives the points SQL gives over the
+// same snapshots: ranges before the first snapshot, across it, inside the
+// history and past the latest snapshot, buckets that do not divide the
+// range.
+func TestStakerCountPointsMatchSQL(t *testing.T) {
+	ctx := context.Background()
+	db := demoStore(t)
+	days, err := db.StakerCountDays(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(days) < 30 {
+		t.Fatalf("%d daily snapshots: the demo data should span months", len(days))
+	}
+	first, last := days[0].Day.UTC(), days[len(days)-1].Day.UTC()
+	ranges := [][2]time.Time{
+		{first.AddDate(0, 0, -40), first.AddDate(0, 0, -10)},
+		{first.AddDate(0, 0, -5), first.AddDate(0, 0, 20)},
+		{first.AddDate(0, 0, 17), first.AddDate(0, 0, 17)},
+		{first.AddDate(0, 0, 3), last.AddDate(0, 0, -2)},
+		{last.AddDate(0, 0, -30), last.AddDate(0, 0, 12)},
+		{last.AddDate(0, 0, 5), last.AddDate(0, 0, 40)},
+	}
+	for _, r := range ranges {
+		for _, bucket := range []int{1, 7} {
+			for _, cumulative := range []bool{true, false} {
+				name := fmt.Sprintf("%s..%s by %d, cumulative %v", r[0].Format(time.DateOnly), r[1].Format(time.DateOnly), bucket, cumulative)
+				var want []struct {
+					Start time.Time `db:"start"`
+					Value int       `db:"value"`
+				}
+				if err := db.SelectContext(ctx, &want, stakerCountHistorySQL,
+					r[0].Format(time.DateOnly), r[1].Format(time.DateOnly), bucket, cumulative); err != nil {
+					t.Fatal(err)
+				}
+				got := stakerCountPoints(days, r[0], r[1], bucket, cumulative)
+				if len(got) != len(want) {
+					t.Errorf("%s: %d points, want %d", name, len(got), len(want))
+					continue
+				}
+				for i := range got {
+					if !got[i].Timestamp.Equal(want[i].Start) || got[i].Value != want[i].Value {
+						t.Errorf("%s: point %d is %s %d, want %s %d", name, i, got[i].Timestamp, got[i].Value, want[i].Start, want[i].Value)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The history is read once per data version, then answered from memory.
+func TestStakerCountDaysCached(t *testing.T) {
+	db := demoStore(t)
+	version := int64(1)
+	entities := NewEntityCache(func() (int64, bool) { return version, true }, 0)
+	ctx := context.Background()
+	read := func() []store.StakerCountDay {
+		l := newLoaders(db, demoNow, 0, entities)
+		days, err := l.stakerCountDays(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return days
+	}
+	a := read()
+	if len(a) == 0 {
+		t.Fatal("no daily counts")
+	}
+	if _, err := db.ExecContext(ctx, `DELETE FROM daily_snapshots`); err != nil {
+		t.Fatal(err)
+	}
+	if b := read(); len(b) != len(a) {
+		t.Errorf("same version: %d days, want the cached %d", len(b), len(a))
+	}
+	version++
+	if c := read(); len(c) != 0 {
+		t.Errorf("new version: %d days, want none", len(c))
+	}
+}
