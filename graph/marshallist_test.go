@@ -100,6 +100,9 @@ func TestConcurrentFieldsAreGenerated(t *testing.T) {
 	if strings.Contains(string(src), "graphql.MarshalSliceConcurrently(") || !strings.Contains(string(src), "marshalList(ctx, sel,") {
 		t.Error("generated.go does not marshal its lists through marshalList: run go generate ./graph")
 	}
+	if groups, guarded := strings.Count(string(src), "ec.ProcessDeferredGroup("), strings.Count(string(src), "if len(deferLabelToView) > 0 {"); groups == 0 || guarded != groups {
+		t.Errorf("generated.go builds the path of %d of %d objects when nothing is deferred: run go generate ./graph", groups-guarded, groups)
+	}
 }
 
 func TestMarshalListInline(t *testing.T) {
