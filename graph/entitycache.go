@@ -89,6 +89,25 @@ func (c *EntityCache) lookup(relation string, keys []string) (hits map[string]en
 	return hits, missing, version, true
 }
 
+// get returns the cached value of key of relation at the current data
+// version, if the cache holds it (a nil c holds nothing).
+func (c *EntityCache) get(relation, key string) (entityValue, bool) {
+	if c == nil {
+		return entityValue{}, false
+	}
+	version, ok := c.version()
+	if !ok {
+		return entityValue{}, false
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.at != version {
+		return entityValue{}, false
+	}
+	v, found := c.entries[entityKey{relation, key}]
+	return v, found
+}
+
 // store keeps the values read at version unless a newer version has been
 // seen since; a newer version than the entries' replaces them.
 func (c *EntityCache) store(version int64, relation string, values map[string]entityValue) {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 )
 
 // fakeVersion is a data version that a test sets.
@@ -154,5 +155,44 @@ func TestNilEntityCacheFetchesEverything(t *testing.T) {
 	}
 	if len(rec.calls) != 2 {
 		t.Errorf("%d fetches, want 2", len(rec.calls))
+	}
+}
+
+// A key the cache holds is answered without the loader's batch: with a
+// batch window of an hour, only such answers come back at all.
+func TestEntityLoaderAnswersCachedKeysAtOnce(t *testing.T) {
+	ctx := context.Background()
+	ver := &fakeVersion{v: 3}
+	c := NewEntityCache(ver.get, 0)
+	rec := &recordingFetch{}
+	if _, err := cachedFetch(c, "things", rec.fetch)(ctx, []string{"a", "xb"}); err != nil {
+		t.Fatal(err)
+	}
+	l := newEntityLoader(time.Hour, c, "things", rec.fetch)
+	done := make(chan [2]string)
+	go func() {
+		a, _ := l.Load(ctx, "a")()
+		b, _ := l.Load(ctx, "xb")()
+		done <- [2]string{a, b}
+	}()
+	select {
+	case got := <-done:
+		if got != [2]string{"value of a", ""} {
+			t.Errorf("cached keys: %q, want the value of a and nothing for xb", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("cached keys waited for the batch window")
+	}
+	if len(rec.calls) != 1 {
+		t.Errorf("fetches %v, want only the one that filled the cache", rec.calls)
+	}
+
+	// A key it does not hold goes through the batch (here a short one).
+	l = newEntityLoader(time.Millisecond, c, "things", rec.fetch)
+	if v, err := l.Load(ctx, "c")(); err != nil || v != "value of c" {
+		t.Errorf("uncached key: %q %v", v, err)
+	}
+	if len(rec.calls) != 2 || !slices.Equal(rec.calls[1], []string{"c"}) {
+		t.Errorf("fetches %v, want a second one for c", rec.calls)
 	}
 }

@@ -31,22 +31,22 @@ type loaders struct {
 	// together).
 	now time.Time
 
-	avs                  *dataloader.Loader[string, *store.AVS]
-	operators            *dataloader.Loader[string, *store.Operator]
+	avs                  *entityLoader[*store.AVS]
+	operators            *entityLoader[*store.Operator]
 	stakers              *dataloader.Loader[string, *store.Staker]
-	strategies           *dataloader.Loader[string, *store.StrategyState]
+	strategies           *entityLoader[*store.StrategyState]
 	withdrawals          *dataloader.Loader[string, *store.Withdrawal]
-	submissions          *dataloader.Loader[string, *store.RewardsSubmission]
-	curated              *dataloader.Loader[string, *store.CuratedMetadata]
-	strategyAPYs         *dataloader.Loader[string, []store.StrategyAPY]
-	avsShares            *dataloader.Loader[string, *shareSet]
-	operatorShares       *dataloader.Loader[string, *shareSet]
+	submissions          *entityLoader[*store.RewardsSubmission]
+	curated              *entityLoader[*store.CuratedMetadata]
+	strategyAPYs         *entityLoader[[]store.StrategyAPY]
+	avsShares            *entityLoader[*shareSet]
+	operatorShares       *entityLoader[*shareSet]
 	stakerShares         *dataloader.Loader[string, *shareSet]
 	withdrawalShares     *dataloader.Loader[string, *shareSet]
-	registrations        *dataloader.Loader[string, []store.Registration]
-	rewardTokens         *dataloader.Loader[string, []string]
-	rewardsTotals        *dataloader.Loader[string, *store.AVSRewardsTotals]
-	submissionStrategies *dataloader.Loader[string, []store.RewardsSubmissionStrategy]
+	registrations        *entityLoader[[]store.Registration]
+	rewardTokens         *entityLoader[[]string]
+	rewardsTotals        *entityLoader[*store.AVSRewardsTotals]
+	submissionStrategies *entityLoader[[]store.RewardsSubmissionStrategy]
 
 	avsOperators           *dataloader.Loader[pageKey[avsOperatorArgs], []store.AVSOperator]
 	avsOperatorCounts      *dataloader.Loader[pageKey[store.AVSOperatorFilter], int]
@@ -107,15 +107,15 @@ type withdrawalArgs struct {
 func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *EntityCache) *loaders {
 	l := &loaders{db: db, now: now.UTC().Round(0)}
 
-	l.avs = newLoader(wait, cachedFetch(entities, "avs", func(ctx context.Context, keys []string) (map[string]*store.AVS, error) {
+	l.avs = newEntityLoader(wait, entities, "avs", func(ctx context.Context, keys []string) (map[string]*store.AVS, error) {
 		rows, err := db.AVSByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.AVS) string { return r.Address }), err
-	}))
-	l.operatorRecords = cachedFetch(entities, "operators", func(ctx context.Context, keys []string) (map[string]*store.Operator, error) {
+	})
+	l.operators = newEntityLoader(wait, entities, "operators", func(ctx context.Context, keys []string) (map[string]*store.Operator, error) {
 		rows, err := db.OperatorsByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.Operator) string { return r.Address }), err
 	})
-	l.operators = newLoader(wait, l.operatorRecords)
+	l.operatorRecords = l.operators.fetch
 	// The whole series is one cached value: a chart of any range and
 	// bucket size is then computed without a statement.
 	countDays := cachedFetch(entities, "staker count days", func(ctx context.Context, _ []string) (map[string][]store.StakerCountDay, error) {
@@ -130,52 +130,52 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		rows, err := db.StakersByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.Staker) string { return r.Address }), err
 	})
-	l.strategies = newLoader(wait, cachedFetch(entities, "strategies", func(ctx context.Context, keys []string) (map[string]*store.StrategyState, error) {
+	l.strategies = newEntityLoader(wait, entities, "strategies", func(ctx context.Context, keys []string) (map[string]*store.StrategyState, error) {
 		rows, err := db.StrategiesByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.StrategyState) string { return r.Address }), err
-	}))
+	})
 	l.withdrawals = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.Withdrawal, error) {
 		rows, err := db.WithdrawalsByRoots(ctx, keys)
 		return indexBy(rows, func(r store.Withdrawal) string { return r.WithdrawalRoot }), err
 	})
-	l.submissions = newLoader(wait, cachedFetch(entities, "submissions", func(ctx context.Context, keys []string) (map[string]*store.RewardsSubmission, error) {
+	l.submissions = newEntityLoader(wait, entities, "submissions", func(ctx context.Context, keys []string) (map[string]*store.RewardsSubmission, error) {
 		rows, err := db.RewardsSubmissionsByHashes(ctx, keys)
 		return indexBy(rows, func(r store.RewardsSubmission) string { return r.Hash }), err
-	}))
-	l.curated = newLoader(wait, cachedFetch(entities, "curated", func(ctx context.Context, keys []string) (map[string]*store.CuratedMetadata, error) {
+	})
+	l.curated = newEntityLoader(wait, entities, "curated", func(ctx context.Context, keys []string) (map[string]*store.CuratedMetadata, error) {
 		rows, err := db.CuratedMetadataByAVS(ctx, keys)
 		return indexBy(rows, func(r store.CuratedMetadata) string { return r.AVSAddress }), err
-	}))
-	l.strategyAPYs = newLoader(wait, cachedFetch(entities, "strategy APYs", func(ctx context.Context, keys []string) (map[string][]store.StrategyAPY, error) {
+	})
+	l.strategyAPYs = newEntityLoader(wait, entities, "strategy APYs", func(ctx context.Context, keys []string) (map[string][]store.StrategyAPY, error) {
 		rows, err := db.StrategyAPYsByAVS(ctx, keys)
 		return groupBy(rows, func(r store.StrategyAPY) string { return r.AVSAddress }), err
-	}))
+	})
 	// Stakers and withdrawals are far too many to keep: their shares are
 	// read per request.
-	l.avsShares = newLoader(wait, cachedFetch(entities, "AVS shares", shareSets(db.AVSSharesByAVS)))
-	l.operatorShares = newLoader(wait, cachedFetch(entities, "operator shares", shareSets(db.OperatorSharesByOperators)))
+	l.avsShares = newEntityLoader(wait, entities, "AVS shares", shareSets(db.AVSSharesByAVS))
+	l.operatorShares = newEntityLoader(wait, entities, "operator shares", shareSets(db.OperatorSharesByOperators))
 	l.stakerShares = newLoader(wait, shareSets(db.StakerSharesByStakers))
 	l.withdrawalShares = newLoader(wait, shareSets(db.WithdrawalSharesByRoots))
-	l.registrations = newLoader(wait, cachedFetch(entities, "registrations", func(ctx context.Context, keys []string) (map[string][]store.Registration, error) {
+	l.registrations = newEntityLoader(wait, entities, "registrations", func(ctx context.Context, keys []string) (map[string][]store.Registration, error) {
 		rows, err := db.RegistrationsByOperators(ctx, keys)
 		return groupBy(rows, func(r store.Registration) string { return r.OperatorAddress }), err
-	}))
-	l.rewardTokens = newLoader(wait, cachedFetch(entities, "reward tokens", func(ctx context.Context, keys []string) (map[string][]string, error) {
+	})
+	l.rewardTokens = newEntityLoader(wait, entities, "reward tokens", func(ctx context.Context, keys []string) (map[string][]string, error) {
 		rows, err := db.RewardTokensByStrategies(ctx, keys)
 		out := make(map[string][]string, len(rows))
 		for _, r := range rows {
 			out[r.StrategyAddress] = r.Tokens
 		}
 		return out, err
-	}))
-	l.rewardsTotals = newLoader(wait, cachedFetch(entities, "rewards totals", func(ctx context.Context, keys []string) (map[string]*store.AVSRewardsTotals, error) {
+	})
+	l.rewardsTotals = newEntityLoader(wait, entities, "rewards totals", func(ctx context.Context, keys []string) (map[string]*store.AVSRewardsTotals, error) {
 		rows, err := db.RewardsTotalsByAVS(ctx, keys)
 		return indexBy(rows, func(r store.AVSRewardsTotals) string { return r.AVSAddress }), err
-	}))
-	l.submissionStrategies = newLoader(wait, cachedFetch(entities, "submission strategies", func(ctx context.Context, keys []string) (map[string][]store.RewardsSubmissionStrategy, error) {
+	})
+	l.submissionStrategies = newEntityLoader(wait, entities, "submission strategies", func(ctx context.Context, keys []string) (map[string][]store.RewardsSubmissionStrategy, error) {
 		rows, err := db.StrategiesBySubmissions(ctx, keys)
 		return groupBy(rows, func(r store.RewardsSubmissionStrategy) string { return r.Hash }), err
-	}))
+	})
 
 	l.avsOperators = newPageLoader(wait, func(ctx context.Context, avs []string, a avsOperatorArgs) (map[string][]store.AVSOperator, error) {
 		rows, err := db.ListAVSOperators(ctx, avs, a.Filter, a.Sort, a.Page)
@@ -250,6 +250,38 @@ func newLoader[V any](wait time.Duration, fetch func(ctx context.Context, keys [
 		}
 		return out
 	}, dataloader.WithWait[string, V](wait))
+}
+
+// entityLoader is a loader of a relation the entity cache keeps. A key the
+// cache holds at the current data version is answered at once, without
+// waiting for the batch window (a page's strategies, operators and AVS
+// are then no round of the request); the other keys are batched, fetched
+// and kept for the next requests.
+type entityLoader[V any] struct {
+	*dataloader.Loader[string, V]
+	entities *EntityCache
+	relation string
+	// fetch is the loader's batch fetch: from the cache, then from the
+	// database for the keys it does not hold.
+	fetch func(ctx context.Context, keys []string) (map[string]V, error)
+}
+
+// newEntityLoader creates the loader of relation, whose records fetch reads
+// from the database, answered from entities when it holds them (a nil
+// entities caches nothing).
+func newEntityLoader[V any](wait time.Duration, entities *EntityCache, relation string, fetch func(ctx context.Context, keys []string) (map[string]V, error)) *entityLoader[V] {
+	cached := cachedFetch(entities, relation, fetch)
+	return &entityLoader[V]{Loader: newLoader(wait, cached), entities: entities, relation: relation, fetch: cached}
+}
+
+// Load returns the value of key: at once when the entity cache holds it,
+// else through the batch.
+func (l *entityLoader[V]) Load(ctx context.Context, key string) dataloader.Thunk[V] {
+	if v, ok := l.entities.get(l.relation, key); ok {
+		value, _ := v.value.(V)
+		return func() (V, error) { return value, nil }
+	}
+	return l.Loader.Load(ctx, key)
 }
 
 // newPageLoader creates a loader for a relation with arguments. Its batch

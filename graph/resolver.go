@@ -72,10 +72,33 @@ func stakerByAddress(ctx context.Context, address string) (*model.Staker, error)
 	if err != nil {
 		return nil, err
 	}
-	if s == nil {
-		return unseenStaker(address), nil
+	return stakerOrUnseen(s, address), nil
+}
+
+// rootStaker is stakerByAddress for a root field, which has no siblings to
+// batch with: it reads the staker at once instead of after the batch
+// window, and primes the loader with it for the rest of the request.
+func rootStaker(ctx context.Context, address string) (*model.Staker, error) {
+	l := loadersFor(ctx)
+	rows, err := l.db.StakersByAddresses(ctx, []string{address})
+	if err != nil {
+		return nil, err
 	}
-	return stakerFromStore(s), nil
+	var s *store.Staker
+	if len(rows) > 0 {
+		s = &rows[0]
+	}
+	l.stakers.Prime(ctx, address, s)
+	return stakerOrUnseen(s, address), nil
+}
+
+// stakerOrUnseen converts s, the staker at address, or nil for an address
+// never seen: a staker with nothing.
+func stakerOrUnseen(s *store.Staker, address string) *model.Staker {
+	if s == nil {
+		return unseenStaker(address)
+	}
+	return stakerFromStore(s)
 }
 
 // strategyByAddress returns the strategy at address, or nil when there is

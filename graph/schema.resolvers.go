@@ -459,7 +459,7 @@ func (r *queryResolver) Operator(ctx context.Context, address string) (*model.Op
 
 // Staker is the resolver for the staker field.
 func (r *queryResolver) Staker(ctx context.Context, address string) (*model.Staker, error) {
-	return stakerByAddress(ctx, address)
+	return rootStaker(ctx, address)
 }
 
 // Withdrawals is the resolver for the withdrawals field.
