@@ -80,6 +80,12 @@ type Outcome struct {
 	// GraphQLError says that a GraphQL response carried errors, whatever
 	// its status (GraphQL answers errors of execution with 200).
 	GraphQLError bool
+	// GraphQLUnavailable says that every error of a GraphQL response with
+	// errors is coded internal_server_error (the database is unavailable),
+	// read from the whole body: a partial answer (records the entity cache
+	// held, errors for the rest) has one error per failed field, far more
+	// than Snippet holds.
+	GraphQLUnavailable bool
 	// Snippet is the start of the body of a response with a status of 400
 	// or more, or with GraphQL errors, for error reports.
 	Snippet string
@@ -123,6 +129,7 @@ func (c *Client) Do(ctx context.Context, req Request) Outcome {
 	if len(read) > 0 {
 		plain := decompressed(read, res.Header.Get("Content-Encoding"))
 		out.GraphQLError = req.Method == http.MethodPost && bytes.HasPrefix(bytes.TrimSpace(plain), []byte(`{"errors"`))
+		out.GraphQLUnavailable = out.GraphQLError && isGraphQLUnavailable(plain)
 		if res.StatusCode >= 400 || out.GraphQLError {
 			out.Snippet = snippet(plain)
 		}

@@ -197,8 +197,19 @@ func TestMixedFollowsWeights(t *testing.T) {
 func TestGraphQLErrorsAreFailures(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body := `{"data":{"metrics":{"tvl":1}}}`
-		if r.URL.Query().Get("fail") != "" {
+		switch {
+		case r.URL.Query().Get("fail") != "":
 			body = `{"errors":[{"message":"the service is unavailable; try again later","extensions":{"code":"internal_server_error"}}],"data":null}`
+		case r.URL.Query().Get("partial") != "":
+			// A partial answer: one error per field that needed the
+			// database, a body far longer than a snippet.
+			var errs []string
+			for i := range 40 {
+				errs = append(errs, fmt.Sprintf(`{"message":"the service is unavailable; try again later","path":["operator","avsRegistrations",%d,"avs"],"extensions":{"code":"internal_server_error"}}`, i))
+			}
+			body = `{"errors":[` + strings.Join(errs, ",") + `],"data":{"operator":{"address":"0x1"}}}`
+		case r.URL.Query().Get("invalid") != "":
+			body = `{"errors":[{"message":"bad","extensions":{"code":"bad_request"}}],"data":null}`
 		}
 		w.Header().Set("Content-Encoding", "gzip")
 		zw := gzip.NewWriter(w)
@@ -213,8 +224,11 @@ func TestGraphQLErrorsAreFailures(t *testing.T) {
 	if ok.Status != 200 || ok.GraphQLError || failed.Status != 200 || !failed.GraphQLError {
 		t.Fatalf("ok: %+v; failed: %+v", ok, failed)
 	}
-	if !isGraphQLUnavailable(failed.Snippet) {
-		t.Errorf("snippet %q not read as an unavailable error", failed.Snippet)
+	partial := c.Do(context.Background(), Request{Method: "POST", Target: "/graphql?partial=1", Body: []byte(`{}`)})
+	invalid := c.Do(context.Background(), Request{Method: "POST", Target: "/graphql?invalid=1", Body: []byte(`{}`)})
+	if !failed.GraphQLUnavailable || !partial.GraphQLUnavailable || invalid.GraphQLUnavailable || ok.GraphQLUnavailable {
+		t.Errorf("unavailable: failed %v, partial %v, invalid %v, ok %v; want true, true, false, false",
+			failed.GraphQLUnavailable, partial.GraphQLUnavailable, invalid.GraphQLUnavailable, ok.GraphQLUnavailable)
 	}
 	s := newStats()
 	s.add(Request{}, ok)

@@ -193,7 +193,7 @@ func Restart(ctx context.Context, c *Client, next func(*rand.Rand) Request, cfg 
 		case o.at >= res.StopEnded && o.at < res.StartBegan:
 			res.Down.add(req, o.Outcome)
 			switch {
-			case o.Status == 200 && o.GraphQLError && isGraphQLUnavailable(o.Snippet):
+			case o.Status == 200 && o.GraphQLUnavailable:
 				res.DownGraphQL++
 				down503 = append(down503, o.Latency)
 			case o.Status == 200 && o.GraphQLError:
@@ -242,7 +242,7 @@ func isErrorJSON(body string) bool {
 
 // isGraphQLUnavailable reports whether body is a GraphQL response whose
 // errors all carry the code internal_server_error.
-func isGraphQLUnavailable(body string) bool {
+func isGraphQLUnavailable(body []byte) bool {
 	var r struct {
 		Errors []struct {
 			Extensions struct {
@@ -250,7 +250,7 @@ func isGraphQLUnavailable(body string) bool {
 			} `json:"extensions"`
 		} `json:"errors"`
 	}
-	if json.Unmarshal([]byte(body), &r) != nil || len(r.Errors) == 0 {
+	if json.Unmarshal(body, &r) != nil || len(r.Errors) == 0 {
 		return false
 	}
 	for _, e := range r.Errors {
