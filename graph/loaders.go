@@ -69,10 +69,6 @@ type loaders struct {
 
 	// stakerCountDays reads the daily staker counts (see stakerCountPoints).
 	stakerCountDays func(ctx context.Context) ([]store.StakerCountDay, error)
-
-	// operatorRecords is the operators loader's fetch, for a list that
-	// has all its keys at once and need not wait for a batch.
-	operatorRecords func(ctx context.Context, keys []string) (map[string]*store.Operator, error)
 }
 
 // pageKey keys a paged relation: the parent's key and the arguments.
@@ -115,7 +111,6 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		rows, err := db.OperatorsByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.Operator) string { return r.Address }), err
 	})
-	l.operatorRecords = l.operators.fetch
 	// The whole series is one cached value: a chart of any range and
 	// bucket size is then computed without a statement.
 	countDays := cachedFetch(entities, "staker count days", func(ctx context.Context, _ []string) (map[string][]store.StakerCountDay, error) {

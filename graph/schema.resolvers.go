@@ -434,7 +434,8 @@ func (r *queryResolver) Operators(ctx context.Context, searchMode *model.SearchM
 	if err != nil {
 		return nil, err
 	}
-	records, err := l.operatorRecords(ctx, addresses)
+	// All the keys are here: fetch them at once, without the batch window.
+	records, err := l.operators.fetch(ctx, addresses)
 	if err != nil {
 		return nil, err
 	}
