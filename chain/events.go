@@ -106,18 +106,24 @@ type PodSharesUpdated struct {
 }
 
 // WithdrawalQueued is DelegationManager.WithdrawalQueued or
-// SlashingWithdrawalQueued. Strategies and Shares have equal length. Queuing
-// removes the shares from the staker's balance.
+// SlashingWithdrawalQueued. Strategies and Shares have equal length. Shares
+// are the shares the withdrawal was queued for: before the slashing upgrade
+// the deposit shares leaving the staker's balance, after it the withdrawable
+// shares at queue time (the event's sharesToWithdraw). ScaledShares is set
+// only for SlashingWithdrawalQueued: the struct's scaled shares (deposit
+// shares × the staker's deposit scaling factor), from which the payout is
+// the scaled shares × the operator's slashing factor at completion.
 type WithdrawalQueued struct {
 	Position
-	Root        string
-	Nonce       *big.Int
-	Staker      string
-	DelegatedTo string // the zero address when the staker was not delegated
-	Withdrawer  string
-	StartBlock  uint32
-	Strategies  []string
-	Shares      []*big.Int
+	Root         string
+	Nonce        *big.Int
+	Staker       string
+	DelegatedTo  string // the zero address when the staker was not delegated
+	Withdrawer   string
+	StartBlock   uint32
+	Strategies   []string
+	Shares       []*big.Int
+	ScaledShares []*big.Int // nil before the slashing upgrade
 }
 
 // WithdrawalCompleted is DelegationManager.WithdrawalCompleted or
@@ -142,20 +148,29 @@ type StrategyMultiplier struct {
 	Multiplier *big.Int
 }
 
-// RewardsSubmission is RewardsCoordinator.AVSRewardsSubmissionCreated
-// (ForAll = false, AVS = the avs topic) or RewardsSubmissionForAllCreated
-// (ForAll = true, AVS = the submitter).
+// RewardsSubmission is one of the RewardsCoordinator's submission events,
+// as Kind says: AVSRewardsSubmissionCreated (AVS = the avs topic),
+// RewardsSubmissionForAllCreated and RewardsSubmissionForAllEarnersCreated
+// (ForAll = true, AVS = the submitter), and the operator-directed
+// submissions (AVS = the avs; OperatorSetID set for an operator set's;
+// Amount = Σ OperatorRewards). An empty Kind reads as RewardsForAll when
+// ForAll is set and RewardsAVS otherwise.
 type RewardsSubmission struct {
 	Position
-	AVS            string
-	ForAll         bool
-	Nonce          *big.Int
-	Hash           string
-	Token          string
-	Amount         *big.Int
-	StartTimestamp uint32 // unix seconds
-	Duration       uint32 // seconds
-	Strategies     []StrategyMultiplier
+	AVS             string
+	ForAll          bool
+	Kind            RewardsKind
+	OperatorSetID   *uint32
+	Submitter       string // the caller, for operator-directed submissions
+	Description     string
+	OperatorRewards []OperatorReward
+	Nonce           *big.Int
+	Hash            string
+	Token           string
+	Amount          *big.Int
+	StartTimestamp  uint32 // unix seconds
+	Duration        uint32 // seconds
+	Strategies      []StrategyMultiplier
 }
 
 // AVSStrategies records the strategies an AVS accepts for restaking (what
@@ -201,6 +216,21 @@ type Batch struct {
 	RewardsSubmissions  []RewardsSubmission
 	AVSStrategies       []AVSStrategies
 
+	// The slashing-era events.
+	OperatorSetsCreated    []OperatorSetCreated
+	OperatorSetStrategies  []OperatorSetStrategy
+	OperatorSetMemberships []OperatorSetMembership
+	AllocationDelays       []AllocationDelaySet
+	Allocations            []AllocationUpdated
+	MaxMagnitudes          []MaxMagnitudeUpdated
+	EncumberedMagnitudes   []EncumberedMagnitudeUpdated
+	Slashings              []OperatorSlashed
+	OperatorSharesSlashed  []OperatorSharesSlashed
+	SlashedOperatorShares  []SlashedOperatorShares
+	DepositScalingFactors  []DepositScalingFactorUpdated
+	BeaconSlashingFactors  []BeaconChainSlashingFactorDecreased
+	ProtocolEvents         []ProtocolEvent
+
 	// Head is the highest block this batch covers (it may hold no events).
 	// Head.BlockTime is the time the batch is "as of".
 	Head Position
@@ -210,5 +240,20 @@ type Batch struct {
 func (b *Batch) Len() int {
 	return len(b.OperatorsRegistered) + len(b.MetadataURIs) + len(b.MetadataDocuments) +
 		len(b.Delegations) + len(b.Deposits) + len(b.PodShares) + len(b.WithdrawalsQueued) +
-		len(b.WithdrawalsDone) + len(b.Registrations) + len(b.RewardsSubmissions) + len(b.AVSStrategies)
+		len(b.WithdrawalsDone) + len(b.Registrations) + len(b.RewardsSubmissions) + len(b.AVSStrategies) +
+		len(b.OperatorSetsCreated) + len(b.OperatorSetStrategies) + len(b.OperatorSetMemberships) +
+		len(b.AllocationDelays) + len(b.Allocations) + len(b.MaxMagnitudes) + len(b.EncumberedMagnitudes) +
+		len(b.Slashings) + len(b.OperatorSharesSlashed) + len(b.SlashedOperatorShares) +
+		len(b.DepositScalingFactors) + len(b.BeaconSlashingFactors) + len(b.ProtocolEvents)
+}
+
+// SubmissionKind is the submission's kind, reading an empty Kind from ForAll.
+func (r *RewardsSubmission) SubmissionKind() RewardsKind {
+	if r.Kind != "" {
+		return r.Kind
+	}
+	if r.ForAll {
+		return RewardsForAll
+	}
+	return RewardsAVS
 }
