@@ -27,9 +27,6 @@ import (
 // Everything is set-based: each kind of event is one INSERT ... SELECT FROM
 // unnest(...) statement, whatever the batch size.
 func (tx *Tx) ApplyBatch(ctx context.Context, b *chain.Batch) error {
-	if err := tx.prepareApply(ctx); err != nil {
-		return err
-	}
 	return tx.applySteps(ctx, b, largeSteps{
 		delegations:       tx.applyDelegations,
 		deposits:          tx.applyDeposits,
@@ -58,13 +55,17 @@ func (tx *Tx) applySteps(ctx context.Context, b *chain.Batch, large largeSteps) 
 		{"operators", tx.applyOperatorsRegistered},
 		{"metadata uris", tx.applyMetadataURIs},
 		{"registrations", tx.applyRegistrations},
+		{"operator sets", tx.applyOperatorSets},
 		{"avs strategies", tx.applyAVSStrategies},
 		{"delegations", large.delegations},
 		{"deposits", large.deposits},
 		{"pod shares", large.podShares},
+		{"slashing", tx.applySlashingEvents},
+		{"deposit scaling factors", tx.applyDepositScalingFactors},
 		{"withdrawals queued", large.withdrawalsQueued},
 		{"withdrawals completed", large.withdrawalsDone},
 		{"rewards", tx.applyRewards},
+		{"protocol events", tx.applyProtocolEvents},
 		{"metadata documents", tx.applyMetadataDocuments},
 		{"stakers", large.stakers},
 	}
@@ -80,33 +81,6 @@ func (tx *Tx) applySteps(ctx context.Context, b *chain.Batch, large largeSteps) 
 		if err := tx.SetHead(ctx, b.Head); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// prepareApply creates the session's scratch tables (emptied at commit) in
-// which the apply steps collect what they changed.
-func (tx *Tx) prepareApply(ctx context.Context) error {
-	_, err := tx.ExecContext(ctx, `
-		CREATE TEMP TABLE IF NOT EXISTS apply_share_deltas (
-		    staker_address TEXT NOT NULL,
-		    strategy_address TEXT NOT NULL,
-		    delta NUMERIC NOT NULL
-		) ON COMMIT DELETE ROWS;
-		CREATE TEMP TABLE IF NOT EXISTS apply_touched_stakers (
-		    staker_address TEXT NOT NULL,
-		    block_number BIGINT NOT NULL,
-		    block_time TIMESTAMPTZ NOT NULL
-		) ON COMMIT DELETE ROWS;
-		CREATE TEMP TABLE IF NOT EXISTS apply_delegations (
-		    staker_address TEXT NOT NULL,
-		    operator_address TEXT,
-		    block_number BIGINT NOT NULL,
-		    log_index INTEGER NOT NULL
-		) ON COMMIT DELETE ROWS;
-		TRUNCATE apply_share_deltas, apply_touched_stakers, apply_delegations`)
-	if err != nil {
-		return fmt.Errorf("prepare apply: %w", Classify(err))
 	}
 	return nil
 }
@@ -378,6 +352,9 @@ func (tx *Tx) applyMetadataDocuments(ctx context.Context, b *chain.Batch) error 
 	return nil
 }
 
+// nullIfEmpty is NULL for the empty string and s otherwise.
+func nullIfEmpty(s string) sql.NullString { return sql.NullString{String: s, Valid: s != ""} }
+
 func nullString(s *string) sql.NullString {
 	if s == nil {
 		return sql.NullString{}
@@ -412,8 +389,11 @@ func (tx *Tx) applyRegistrations(ctx context.Context, b *chain.Batch) error {
 }
 
 // recomputeRegistrations rebuilds the avs_operators rows of the given
-// (avs, operator) pairs from their registration events: the latest event
-// decides isActive. Pairs left without events are deleted.
+// (avs, operator) pairs from their AVSDirectory registration events and
+// their operator set membership events: an operator is an AVS's operator
+// while its latest AVSDirectory status says registered or it is a member of
+// any of the AVS's operator sets (its latest membership event of that set
+// added it). Pairs left without events of either kind are deleted.
 func (tx *Tx) recomputeRegistrations(ctx context.Context, avss, ops []string) error {
 	if _, err := tx.ExecContext(ctx, `
 		WITH pairs AS (
@@ -424,21 +404,33 @@ func (tx *Tx) recomputeRegistrations(ctx context.Context, avss, ops []string) er
 		           (SELECT registered FROM registration_events e
 		            WHERE e.avs_address = p.avs_address AND e.operator_address = p.operator_address
 		            ORDER BY block_number DESC, log_index DESC LIMIT 1) AS registered,
+		           (SELECT bool_or(m.added) FROM (
+		                SELECT DISTINCT ON (operator_set_id) added
+		                FROM operator_set_membership_events e
+		                WHERE e.avs_address = p.avs_address AND e.operator_address = p.operator_address
+		                ORDER BY operator_set_id, block_number DESC, log_index DESC) m) AS member,
 		           s.*
 		    FROM pairs p
 		    CROSS JOIN LATERAL (
 		        SELECT min(block_number) AS created_at_block, max(block_number) AS updated_at_block,
 		               min(block_time) AS created_at, max(block_time) AS updated_at
-		        FROM registration_events e
-		        WHERE e.avs_address = p.avs_address AND e.operator_address = p.operator_address
+		        FROM (
+		            SELECT block_number, block_time FROM registration_events e
+		            WHERE e.avs_address = p.avs_address AND e.operator_address = p.operator_address
+		            UNION ALL
+		            SELECT block_number, block_time FROM operator_set_membership_events e
+		            WHERE e.avs_address = p.avs_address AND e.operator_address = p.operator_address
+		        ) x
 		    ) s
 		), gone AS (
 		    DELETE FROM avs_operators o USING state s
-		    WHERE o.avs_address = s.avs_address AND o.operator_address = s.operator_address AND s.registered IS NULL
+		    WHERE o.avs_address = s.avs_address AND o.operator_address = s.operator_address
+		      AND s.registered IS NULL AND s.member IS NULL
 		)
 		INSERT INTO avs_operators (avs_address, operator_address, is_active, created_at_block, updated_at_block, created_at, updated_at)
-		SELECT avs_address, operator_address, registered, created_at_block, updated_at_block, created_at, updated_at
-		FROM state WHERE registered IS NOT NULL
+		SELECT avs_address, operator_address, COALESCE(registered, FALSE) OR COALESCE(member, FALSE),
+		       created_at_block, updated_at_block, created_at, updated_at
+		FROM state WHERE registered IS NOT NULL OR member IS NOT NULL
 		ON CONFLICT (avs_address, operator_address) DO UPDATE
 		SET is_active = EXCLUDED.is_active, created_at_block = EXCLUDED.created_at_block,
 		    updated_at_block = EXCLUDED.updated_at_block, created_at = EXCLUDED.created_at,
@@ -471,12 +463,21 @@ func (tx *Tx) applyAVSStrategies(ctx context.Context, b *chain.Batch) error {
 	return tx.recomputeAVSStrategies(ctx, avss)
 }
 
-// recomputeAVSStrategies sets each given AVS's restakeable strategies from
-// its latest strategies observation.
+// recomputeAVSStrategies sets each given AVS's restakeable strategies: its
+// latest strategies observation, followed by the other strategies of its
+// operator sets in address order (a strategy belongs to a set while its
+// latest event for the set added it).
 func (tx *Tx) recomputeAVSStrategies(ctx context.Context, avss []string) error {
 	_, err := tx.ExecContext(ctx, `
 		UPDATE avs a
-		SET restakeable_strategies = COALESCE(l.strategies, '{}'),
+		SET restakeable_strategies = COALESCE(l.strategies, '{}') || COALESCE((
+		        SELECT array_agg(DISTINCT s.strategy_address ORDER BY s.strategy_address) FROM (
+		            SELECT DISTINCT ON (operator_set_id, strategy_address) strategy_address, added
+		            FROM operator_set_strategy_events e
+		            WHERE e.avs_address = k.address
+		            ORDER BY operator_set_id, strategy_address, block_number DESC, log_index DESC
+		        ) s
+		        WHERE s.added AND NOT s.strategy_address = ANY (COALESCE(l.strategies, '{}'))), '{}'),
 		    strategies_block = l.block_number, strategies_log_index = l.log_index
 		FROM (SELECT DISTINCT unnest($1::text[]) AS address) k
 		LEFT JOIN LATERAL (
@@ -513,20 +514,12 @@ func (tx *Tx) applyDelegations(ctx context.Context, b *chain.Batch) error {
 	}
 	args := append(p.args(), pq.Array(types), pq.Array(stakers), pq.Array(ops), pq.Array(strategies), pq.Array(shares))
 	if _, err := tx.ExecContext(ctx, `
-		WITH ins AS (
-		    INSERT INTO delegation_events (block_number, log_index, tx_hash, block_time, type, staker_address,
-		                                   operator_address, strategy_address, shares)
-		    SELECT b, l, t, bt, ty::delegation_type, s, o, st, sh::numeric
-		    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
-		                $7::text[], $8::text[], $9::text[]) AS u(b, l, t, bt, ty, s, o, st, sh)
-		    ON CONFLICT DO NOTHING
-		    RETURNING staker_address, operator_address, block_number, log_index, block_time, type
-		), touched AS (
-		    INSERT INTO apply_touched_stakers SELECT staker_address, block_number, block_time FROM ins
-		)
-		INSERT INTO apply_delegations
-		SELECT staker_address, CASE WHEN type = 'DELEGATION' THEN operator_address END, block_number, log_index
-		FROM ins WHERE type IN ('DELEGATION', 'UNDELEGATION')`, args...); err != nil {
+		INSERT INTO delegation_events (block_number, log_index, tx_hash, block_time, type, staker_address,
+		                               operator_address, strategy_address, shares)
+		SELECT b, l, t, bt, ty::delegation_type, s, o, st, sh::numeric
+		FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
+		            $7::text[], $8::text[], $9::text[]) AS u(b, l, t, bt, ty, s, o, st, sh)
+		ON CONFLICT DO NOTHING`, args...); err != nil {
 		return err
 	}
 	return tx.markDirty(ctx, p.minTime)
@@ -552,18 +545,12 @@ func (tx *Tx) applyDeposits(ctx context.Context, b *chain.Batch) error {
 	}
 	args := append(p.args(), pq.Array(stakers), pq.Array(tokens), pq.Array(strategies), pq.Array(shares))
 	if _, err := tx.ExecContext(ctx, `
-		WITH ins AS (
-		    INSERT INTO deposits (block_number, log_index, tx_hash, block_time, staker_address, token_address,
-		                          strategy_address, shares)
-		    SELECT b, l, t, bt, s, tok, st, sh::numeric
-		    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
-		                $7::text[], $8::text[]) AS u(b, l, t, bt, s, tok, st, sh)
-		    ON CONFLICT DO NOTHING
-		    RETURNING staker_address, strategy_address, shares, block_number, block_time
-		), touched AS (
-		    INSERT INTO apply_touched_stakers SELECT staker_address, block_number, block_time FROM ins
-		)
-		INSERT INTO apply_share_deltas SELECT staker_address, strategy_address, shares FROM ins`, args...); err != nil {
+		INSERT INTO deposits (block_number, log_index, tx_hash, block_time, staker_address, token_address,
+		                      strategy_address, shares)
+		SELECT b, l, t, bt, s, tok, st, sh::numeric
+		FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
+		            $7::text[], $8::text[]) AS u(b, l, t, bt, s, tok, st, sh)
+		ON CONFLICT DO NOTHING`, args...); err != nil {
 		return err
 	}
 	return tx.markDirty(ctx, p.minTime)
@@ -580,18 +567,12 @@ func (tx *Tx) applyPodShares(ctx context.Context, b *chain.Batch) error {
 		owners = append(owners, lower(e.PodOwner))
 		deltas = append(deltas, bigString(e.SharesDelta))
 	}
-	args := append(p.args(), pq.Array(owners), pq.Array(deltas), chain.BeaconStrategy)
+	args := append(p.args(), pq.Array(owners), pq.Array(deltas))
 	if _, err := tx.ExecContext(ctx, `
-		WITH ins AS (
-		    INSERT INTO pod_share_events (block_number, log_index, tx_hash, block_time, pod_owner, shares_delta)
-		    SELECT b, l, t, bt, o, d::numeric
-		    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[]) AS u(b, l, t, bt, o, d)
-		    ON CONFLICT DO NOTHING
-		    RETURNING pod_owner, shares_delta, block_number, block_time
-		), touched AS (
-		    INSERT INTO apply_touched_stakers SELECT pod_owner, block_number, block_time FROM ins
-		)
-		INSERT INTO apply_share_deltas SELECT pod_owner, $7, shares_delta FROM ins`, args...); err != nil {
+		INSERT INTO pod_share_events (block_number, log_index, tx_hash, block_time, pod_owner, shares_delta)
+		SELECT b, l, t, bt, o, d::numeric
+		FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[]) AS u(b, l, t, bt, o, d)
+		ON CONFLICT DO NOTHING`, args...); err != nil {
 		return err
 	}
 	return tx.markDirty(ctx, p.minTime)
@@ -603,6 +584,7 @@ func (tx *Tx) applyWithdrawalsQueued(ctx context.Context, b *chain.Batch) error 
 	}
 	var p positions
 	var roots, nonces, stakers, delegated, withdrawers, strategies, shares []string
+	var scaled []sql.NullString
 	var starts []int64
 	for _, e := range b.WithdrawalsQueued {
 		if len(e.Strategies) != len(e.Shares) {
@@ -633,29 +615,41 @@ func (tx *Tx) applyWithdrawalsQueued(ctx context.Context, b *chain.Batch) error 
 		}
 		strategies = append(strategies, strings.Join(ss, ","))
 		shares = append(shares, strings.Join(sh, ","))
+		if e.ScaledShares == nil {
+			scaled = append(scaled, sql.NullString{})
+		} else {
+			if len(e.ScaledShares) != len(e.Strategies) {
+				return fmt.Errorf("withdrawal %s: %d strategies but %d scaled share amounts", e.Root, len(e.Strategies), len(e.ScaledShares))
+			}
+			sc := make([]string, len(e.ScaledShares))
+			for i, v := range e.ScaledShares {
+				sc[i] = bigString(v)
+			}
+			scaled = append(scaled, sql.NullString{String: strings.Join(sc, ","), Valid: true})
+		}
 	}
 	args := append(p.args(), pq.Array(roots), pq.Array(nonces), pq.Array(stakers), pq.Array(delegated),
-		pq.Array(withdrawers), pq.Array(starts), pq.Array(strategies), pq.Array(shares))
+		pq.Array(withdrawers), pq.Array(starts), pq.Array(strategies), pq.Array(shares), pq.Array(scaled))
+	// The deposit shares each withdrawal took are derived by
+	// withdrawal_deposit_shares, whose factors come from the deposit scaling
+	// factor events stored by an earlier step.
 	if _, err := tx.ExecContext(ctx, `
-		WITH ins AS (
-		    INSERT INTO withdrawals (block_number, log_index, tx_hash, created_at, withdrawal_root, nonce,
-		        staker_address, delegated_to, withdrawer_address, start_block, strategies, shares,
-		        created_at_block, updated_at_block, updated_at)
-		    SELECT b, l, t, bt, r, n::numeric, s, d, w, sb,
-		           string_to_array(NULLIF(st, ''), ',')::address[],
-		           string_to_array(NULLIF(sh, ''), ',')::numeric(78,0)[],
-		           b, b, bt
+		INSERT INTO withdrawals (block_number, log_index, tx_hash, created_at, withdrawal_root, nonce,
+		    staker_address, delegated_to, withdrawer_address, start_block, strategies, shares,
+		    scaled_shares, deposit_shares, created_at_block, updated_at_block, updated_at)
+		SELECT b, l, t, bt, r, n::numeric, s, d, w, sb, st, sh, sc,
+		       withdrawal_deposit_shares(s, st::text[], sh, sc, b, l, t),
+		       b, b, bt
+		FROM (
+		    SELECT b, l, t, bt, r, n, s, d, w, sb,
+		           string_to_array(NULLIF(st, ''), ',')::address[] AS st,
+		           string_to_array(NULLIF(sh, ''), ',')::numeric(78,0)[] AS sh,
+		           string_to_array(NULLIF(sc, ''), ',')::numeric(78,0)[] AS sc
 		    FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[],
-		                $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[], $12::text[])
-		        AS u(b, l, t, bt, r, n, s, d, w, sb, st, sh)
-		    ON CONFLICT DO NOTHING
-		    RETURNING staker_address, strategies, shares, block_number, created_at
-		), touched AS (
-		    INSERT INTO apply_touched_stakers SELECT staker_address, block_number, created_at FROM ins
-		)
-		INSERT INTO apply_share_deltas
-		SELECT staker_address, x.strategy, -x.shares
-		FROM ins CROSS JOIN LATERAL unnest(ins.strategies, ins.shares) AS x(strategy, shares)`, args...); err != nil {
+		                $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[], $12::text[], $13::text[])
+		        AS u(b, l, t, bt, r, n, s, d, w, sb, st, sh, sc)
+		) u
+		ON CONFLICT DO NOTHING`, args...); err != nil {
 		return err
 	}
 	return tx.markDirty(ctx, p.minTime)
@@ -690,17 +684,31 @@ func (tx *Tx) applyRewards(ctx context.Context, b *chain.Batch) error {
 		return nil
 	}
 	var p positions
-	var hashes, avss, nonces, tokens, amounts []string
+	var hashes, avss, nonces, tokens, amounts, kinds []string
+	var setIDs, submitters, descriptions []sql.NullString
 	var forAll []bool
 	var starts, durations []int64
 	var sHashes, sStrategies, sMultipliers, sAmounts []string
 	var sPositions []int64
+	var oHashes, oOperators, oAmounts []string
+	var oPositions []int64
 	for _, e := range b.RewardsSubmissions {
 		p.add(e.Position)
 		h := lower(e.Hash)
 		hashes = append(hashes, h)
 		avss = append(avss, lower(e.AVS))
-		forAll = append(forAll, e.ForAll)
+		kind := e.SubmissionKind()
+		forAll = append(forAll, e.ForAll || kind == chain.RewardsForAll || kind == chain.RewardsForAllEarners)
+		kinds = append(kinds, string(kind))
+		setIDs = append(setIDs, textValue(e.OperatorSetID))
+		submitters = append(submitters, nullIfEmpty(lower(e.Submitter)))
+		descriptions = append(descriptions, nullIfEmpty(e.Description))
+		for i, or := range e.OperatorRewards {
+			oHashes = append(oHashes, h)
+			oPositions = append(oPositions, int64(i))
+			oOperators = append(oOperators, lower(or.Operator))
+			oAmounts = append(oAmounts, bigString(or.Amount))
+		}
 		nonces = append(nonces, bigString(e.Nonce))
 		tokens = append(tokens, lower(e.Token))
 		amounts = append(amounts, bigString(e.Amount))
@@ -732,16 +740,29 @@ func (tx *Tx) applyRewards(ctx context.Context, b *chain.Batch) error {
 		}
 	}
 	args := append(p.args(), pq.Array(hashes), pq.Array(avss), pq.Array(forAll), pq.Array(nonces),
-		pq.Array(tokens), pq.Array(amounts), pq.Array(starts), pq.Array(durations))
+		pq.Array(tokens), pq.Array(amounts), pq.Array(starts), pq.Array(durations), pq.Array(kinds),
+		pq.Array(setIDs), pq.Array(submitters), pq.Array(descriptions))
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO rewards_submissions (block_number, log_index, tx_hash, block_time, rewards_submission_hash,
-		    avs_address, for_all, submission_nonce, token_address, amount, start_timestamp, duration)
-		SELECT b, l, t, bt, h, a, f, n::numeric, tok, amt::numeric, st, d
+		    avs_address, for_all, submission_nonce, token_address, amount, start_timestamp, duration,
+		    kind, operator_set_id, submitter, description)
+		SELECT b, l, t, bt, h, a, f, n::numeric, tok, amt::numeric, st, d, k, os::bigint, sub, descr
 		FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::bool[],
-		            $8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[])
-		    AS u(b, l, t, bt, h, a, f, n, tok, amt, st, d)
+		            $8::text[], $9::text[], $10::text[], $11::bigint[], $12::bigint[], $13::text[], $14::text[],
+		            $15::text[], $16::text[])
+		    AS u(b, l, t, bt, h, a, f, n, tok, amt, st, d, k, os, sub, descr)
 		ON CONFLICT DO NOTHING`, args...); err != nil {
 		return err
+	}
+	if len(oHashes) > 0 {
+		if _, err := tx.ExecContext(ctx, `
+			INSERT INTO rewards_submission_operators (rewards_submission_hash, position, operator_address, amount)
+			SELECT h, p, o, a::numeric
+			FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) AS u(h, p, o, a)
+			ON CONFLICT DO NOTHING`,
+			pq.Array(oHashes), pq.Array(oPositions), pq.Array(oOperators), pq.Array(oAmounts)); err != nil {
+			return err
+		}
 	}
 	if len(sHashes) > 0 {
 		if _, err := tx.ExecContext(ctx, `
@@ -762,77 +783,49 @@ func (tx *Tx) applyRewards(ctx context.Context, b *chain.Batch) error {
 	return tx.markDirty(ctx, p.minTime)
 }
 
-// applyStakerState creates or extends the staker rows touched by this
-// batch, moves staker shares by the collected deltas and recomputes the
-// current operator of every staker whose delegation changed.
-func (tx *Tx) applyStakerState(ctx context.Context, _ *chain.Batch) error {
-	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO stakers (address, created_at_block, updated_at_block, created_at, updated_at)
-		SELECT staker_address, min(block_number), max(block_number), min(block_time), max(block_time)
-		FROM apply_touched_stakers GROUP BY staker_address
-		ON CONFLICT (address) DO UPDATE
-		SET created_at_block = LEAST(stakers.created_at_block, EXCLUDED.created_at_block),
-		    created_at = LEAST(stakers.created_at, EXCLUDED.created_at),
-		    updated_at_block = GREATEST(stakers.updated_at_block, EXCLUDED.updated_at_block),
-		    updated_at = GREATEST(stakers.updated_at, EXCLUDED.updated_at)`); err != nil {
+// applyStakerState derives the stakers and operators the batch's events
+// name, with deriveStakers and deriveOperatorShares.
+func (tx *Tx) applyStakerState(ctx context.Context, b *chain.Batch) error {
+	if err := tx.deriveStakers(ctx, someKeys(batchStakers(b))); err != nil {
 		return err
 	}
-	// The upsert returns the positions it brought to zero, which are then
-	// deleted by key. (Joining staker_shares to the deltas on shares = 0
-	// instead made the planner, which expects no zero row, loop over every
-	// delta for each zero row: minutes per batch at mainnet scale.)
-	var zeroStakers, zeroStrategies []string
-	rows, err := tx.QueryContext(ctx, `
-		WITH upserted AS (
-		    INSERT INTO staker_shares (staker_address, strategy_address, shares)
-		    SELECT staker_address, strategy_address, sum(delta)
-		    FROM apply_share_deltas GROUP BY staker_address, strategy_address
-		    ON CONFLICT (staker_address, strategy_address) DO UPDATE
-		    SET shares = staker_shares.shares + EXCLUDED.shares
-		    RETURNING staker_address, strategy_address, shares
-		)
-		SELECT staker_address, strategy_address FROM upserted WHERE shares = 0`)
-	if err != nil {
-		return err
+	return tx.deriveOperatorShares(ctx, someKeys(batchOperators(b)))
+}
+
+// batchStakers are the stakers whose state b's events change.
+func batchStakers(b *chain.Batch) []string {
+	var out []string
+	for _, e := range b.Delegations {
+		out = append(out, e.Staker)
 	}
-	for rows.Next() {
-		var staker, strategy string
-		if err := rows.Scan(&staker, &strategy); err != nil {
-			rows.Close()
-			return err
-		}
-		zeroStakers = append(zeroStakers, staker)
-		zeroStrategies = append(zeroStrategies, strategy)
+	for _, e := range b.Deposits {
+		out = append(out, e.Staker)
 	}
-	if err := rows.Close(); err != nil {
-		return err
+	for _, e := range b.PodShares {
+		out = append(out, e.PodOwner)
 	}
-	if err := rows.Err(); err != nil {
-		return err
+	for _, e := range b.WithdrawalsQueued {
+		out = append(out, e.Staker)
 	}
-	if len(zeroStakers) > 0 {
-		if _, err := tx.ExecContext(ctx, `
-			DELETE FROM staker_shares ss
-			USING unnest($1::text[], $2::text[]) AS z(staker_address, strategy_address)
-			WHERE ss.staker_address = z.staker_address AND ss.strategy_address = z.strategy_address`,
-			pq.Array(zeroStakers), pq.Array(zeroStrategies)); err != nil {
-			return err
+	for _, e := range b.DepositScalingFactors {
+		out = append(out, e.Staker)
+	}
+	for _, e := range b.BeaconSlashingFactors {
+		out = append(out, e.Staker)
+	}
+	return joinKeys(out)
+}
+
+// batchOperators are the operators whose delegated shares b's events change.
+func batchOperators(b *chain.Batch) []string {
+	var out []string
+	for _, e := range b.Delegations {
+		if e.Type == chain.SharesIncreased || e.Type == chain.SharesDecreased {
+			out = append(out, e.Operator)
 		}
 	}
-	// The latest delegation change of the batch wins, unless the staker's
-	// stored one is later still (a batch replayed out of order). Comparing
-	// positions spares reading the staker's delegation history back.
-	_, err = tx.ExecContext(ctx, `
-		UPDATE stakers s
-		SET operator_address = l.operator_address,
-		    delegation_block = l.block_number, delegation_log_index = l.log_index
-		FROM (
-		    SELECT DISTINCT ON (staker_address) staker_address, operator_address, block_number, log_index
-		    FROM apply_delegations
-		    ORDER BY staker_address, block_number DESC, log_index DESC
-		) l
-		WHERE s.address = l.staker_address
-		  AND (s.delegation_block IS NULL
-		       OR (s.delegation_block, s.delegation_log_index) < (l.block_number, l.log_index))`)
-	return err
+	for _, e := range b.SlashedOperatorShares {
+		out = append(out, e.Operator)
+	}
+	return joinKeys(out)
 }

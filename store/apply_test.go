@@ -347,6 +347,7 @@ func TestRecomputeEntitiesAfterDeletingEvents(t *testing.T) {
 			RegistrationOperators: []string{opOne, opTwo},
 			AVS:                   []string{avsA},
 			Operators:             []string{opOne, opTwo},
+			DelegatedOperators:    []string{opOne, opTwo},
 		})
 		if err != nil {
 			return err

@@ -1,13 +1,11 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"math/big"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,11 +142,10 @@ func (db *DB) restoreAutovacuum(ctx context.Context) error {
 // straight into their tables; queued and completed withdrawals into staging
 // tables, from which Finish stores each withdrawal with its completion in
 // one statement, so that the withdrawals' statement triggers run once and
-// no row is updated. What these events do to the stakers (their first and
-// last event, the sum of their share deltas per strategy, their latest
-// delegation change) is summed up in memory as they stream by, and Finish
-// writes the stakers and their shares from those sums with COPY too, as
-// ApplyBatch's upserts and updates would have left them. The tables end up
+// no row is updated. Finish then derives the stakers, their positions and
+// the operators' shares with the derivations ApplyBatch runs for the keys a
+// batch touches (deriveStakers, deriveOperatorShares), once over every key.
+// The tables end up
 // exactly as ApplyBatch would leave them (demo's TestSeedBenchMatchesApplyBatch
 // compares every table); unlike ApplyBatch, applying an event twice is an
 // error (a duplicate key), not a no-op.
@@ -165,8 +162,7 @@ func (db *DB) InBulkTx(ctx context.Context, fn func(*Tx, *BulkApplier) error) er
 		return fmt.Errorf("begin: %w", Classify(err))
 	}
 	tx := &Tx{sqlTx}
-	a := &BulkApplier{tx: tx, conn: conn,
-		stakers: map[string]*stakerSpan{}, shares: map[stakerStrategy]*big.Int{}, delegations: map[string]*delegationChange{}}
+	a := &BulkApplier{tx: tx, conn: conn}
 	err = a.prepare(ctx)
 	if err == nil {
 		err = fn(tx, a)
@@ -187,59 +183,6 @@ type BulkApplier struct {
 	conn    *sqlx.Conn
 	buf     []byte // COPY data
 	batches int    // batches applied, which orders staged withdrawals and completions
-
-	stakers     map[string]*stakerSpan
-	shares      map[stakerStrategy]*big.Int
-	delegations map[string]*delegationChange
-}
-
-// stakerSpan is the first and last block and block time of a staker's
-// events, each taken apart as ApplyBatch does.
-type stakerSpan struct {
-	minBlock, maxBlock int64
-	minTime, maxTime   time.Time
-}
-
-type stakerStrategy struct{ staker, strategy string }
-
-// delegationChange is a staker's latest DELEGATION (operator set) or
-// UNDELEGATION (operator empty).
-type delegationChange struct {
-	operator   string
-	block, log int64
-}
-
-func (a *BulkApplier) touch(staker string, p chain.Position) {
-	block, t := int64(p.BlockNumber), p.BlockTime
-	sp := a.stakers[staker]
-	if sp == nil {
-		a.stakers[staker] = &stakerSpan{minBlock: block, maxBlock: block, minTime: t, maxTime: t}
-		return
-	}
-	sp.minBlock, sp.maxBlock = min(sp.minBlock, block), max(sp.maxBlock, block)
-	if t.Before(sp.minTime) {
-		sp.minTime = t
-	}
-	if t.After(sp.maxTime) {
-		sp.maxTime = t
-	}
-}
-
-func (a *BulkApplier) addShares(staker, strategy string, delta *big.Int, neg bool) {
-	if delta == nil {
-		delta = new(big.Int)
-	}
-	k := stakerStrategy{staker, strategy}
-	sum := a.shares[k]
-	if sum == nil {
-		sum = new(big.Int)
-		a.shares[k] = sum
-	}
-	if neg {
-		sum.Sub(sum, delta)
-	} else {
-		sum.Add(sum, delta)
-	}
 }
 
 // prepare creates the staging tables, which go with the transaction,
@@ -259,7 +202,8 @@ func (a *BulkApplier) prepare(ctx context.Context) error {
 		    withdrawer_address TEXT NOT NULL,
 		    start_block BIGINT NOT NULL,
 		    strategies TEXT[] NOT NULL,
-		    shares NUMERIC[] NOT NULL
+		    shares NUMERIC[] NOT NULL,
+		    scaled_shares NUMERIC[]
 		) ON COMMIT DROP;
 		CREATE TEMP TABLE bulk_completions (
 		    batch INTEGER NOT NULL,
@@ -286,9 +230,8 @@ func (a *BulkApplier) Apply(ctx context.Context, b *chain.Batch) error {
 	})
 }
 
-// Finish stores the staged withdrawals and derives the stakers and their
-// shares. The stakers and staker shares must have been empty when the load
-// began. Refresh comes after.
+// Finish stores the staged withdrawals and derives the stakers, their
+// shares and the operators' shares. Refresh comes after.
 func (a *BulkApplier) Finish(ctx context.Context) error {
 	tx := a.tx
 	// The joins below run over hundreds of thousands of rows.
@@ -304,11 +247,14 @@ func (a *BulkApplier) Finish(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, `
 		INSERT INTO withdrawals (block_number, log_index, tx_hash, created_at, withdrawal_root, nonce,
 		    staker_address, delegated_to, withdrawer_address, start_block, strategies, shares,
+		    scaled_shares, deposit_shares,
 		    created_at_block, updated_at_block, updated_at,
 		    is_completed, completed_block, completed_log_index, completed_tx_hash, completed_at)
 		SELECT w.block_number, w.log_index, w.tx_hash, w.created_at, w.withdrawal_root, w.nonce,
 		       w.staker_address, w.delegated_to, w.withdrawer_address, w.start_block,
-		       w.strategies::address[], w.shares::numeric(78,0)[],
+		       w.strategies::address[], w.shares::numeric(78,0)[], w.scaled_shares::numeric(78,0)[],
+		       withdrawal_deposit_shares(w.staker_address, w.strategies, w.shares, w.scaled_shares,
+		                                 w.block_number, w.log_index, w.tx_hash),
 		       w.block_number, COALESCE(c.block_number, w.block_number), COALESCE(c.completed_at, w.created_at),
 		       c.withdrawal_root IS NOT NULL, c.block_number, c.log_index, c.tx_hash, c.completed_at
 		FROM bulk_withdrawals w
@@ -321,64 +267,14 @@ func (a *BulkApplier) Finish(ctx context.Context) error {
 		ORDER BY w.batch, w.block_number, w.log_index`); err != nil {
 		return fmt.Errorf("store withdrawals: %w", Classify(err))
 	}
-	if err := a.copyStakers(ctx); err != nil {
-		return fmt.Errorf("store stakers: %w", Classify(err))
+	if err := tx.deriveStakers(ctx, allKeys); err != nil {
+		return Classify(err)
+	}
+	if err := tx.deriveOperatorShares(ctx, allKeys); err != nil {
+		return Classify(err)
 	}
 	_, err := tx.ExecContext(ctx, `RESET work_mem`)
 	return Classify(err)
-}
-
-// copyStakers stores the stakers and their shares as ApplyBatch derives
-// them from the events, in address order: a staker from its first to its
-// last event, delegated to the operator of its latest delegation change
-// (none after an undelegation); its shares per strategy the sum of their
-// deltas, a zero sum leaving no row.
-func (a *BulkApplier) copyStakers(ctx context.Context) error {
-	stakers := make([]string, 0, len(a.stakers))
-	for k := range a.stakers {
-		stakers = append(stakers, k)
-	}
-	slices.Sort(stakers)
-	err := a.copyRows(ctx, "stakers", []string{"address", "operator_address", "delegation_block", "delegation_log_index",
-		"created_at_block", "updated_at_block", "created_at", "updated_at"}, len(stakers),
-		func(b []byte, i int) ([]byte, error) {
-			sp := a.stakers[stakers[i]]
-			b = append(appendText(b, stakers[i]), '\t')
-			if c := a.delegations[stakers[i]]; c == nil {
-				b = append(b, "\\N\t\\N\t\\N"...)
-			} else {
-				if c.operator == "" {
-					b = appendNull(b)
-				} else {
-					b = appendText(b, c.operator)
-				}
-				b = strconv.AppendInt(append(b, '\t'), c.block, 10)
-				b = strconv.AppendInt(append(b, '\t'), c.log, 10)
-			}
-			b = strconv.AppendInt(append(b, '\t'), sp.minBlock, 10)
-			b = strconv.AppendInt(append(b, '\t'), sp.maxBlock, 10)
-			b = appendTime(append(b, '\t'), sp.minTime)
-			return appendTime(append(b, '\t'), sp.maxTime), nil
-		})
-	if err != nil {
-		return err
-	}
-	shares := make([]stakerStrategy, 0, len(a.shares))
-	for k, v := range a.shares {
-		if v.Sign() != 0 {
-			shares = append(shares, k)
-		}
-	}
-	slices.SortFunc(shares, func(x, y stakerStrategy) int {
-		return cmp.Or(strings.Compare(x.staker, y.staker), strings.Compare(x.strategy, y.strategy))
-	})
-	return a.copyRows(ctx, "staker_shares", []string{"staker_address", "strategy_address", "shares"}, len(shares),
-		func(b []byte, i int) ([]byte, error) {
-			k := shares[i]
-			b = appendText(b, k.staker)
-			b = appendText(append(b, '\t'), k.strategy)
-			return a.shares[k].Append(append(b, '\t'), 10), nil
-		})
 }
 
 // copyStmt is the part of the driver's COPY statement that takes raw data.
@@ -520,16 +416,6 @@ func (a *BulkApplier) copyDelegations(ctx context.Context, batch *chain.Batch) e
 			} else {
 				b = appendNull(append(appendNull(b), '\t'))
 			}
-			a.touch(staker, e.Position)
-			if e.Type == chain.Delegation || e.Type == chain.Undelegation {
-				if e.Type == chain.Undelegation {
-					op = ""
-				}
-				block, log := int64(e.BlockNumber), int64(e.LogIndex)
-				if c := a.delegations[staker]; c == nil || c.block < block || c.block == block && c.log < log {
-					a.delegations[staker] = &delegationChange{operator: op, block: block, log: log}
-				}
-			}
 			return b, nil
 		})
 }
@@ -549,8 +435,6 @@ func (a *BulkApplier) copyDeposits(ctx context.Context, batch *chain.Batch) erro
 			}
 			b = appendText(append(b, '\t'), strategy)
 			b = appendBig(append(b, '\t'), e.Shares)
-			a.touch(staker, e.Position)
-			a.addShares(staker, strategy, e.Shares, false)
 			return b, nil
 		})
 }
@@ -562,15 +446,13 @@ func (a *BulkApplier) copyPodShares(ctx context.Context, batch *chain.Batch) err
 			e := &batch.PodShares[i]
 			owner := lower(e.PodOwner)
 			b = appendBig(append(appendText(b, owner), '\t'), e.SharesDelta)
-			a.touch(owner, e.Position)
-			a.addShares(owner, chain.BeaconStrategy, e.SharesDelta, false)
 			return b, nil
 		})
 }
 
 func (a *BulkApplier) stageWithdrawalsQueued(ctx context.Context, batch *chain.Batch) error {
 	return a.copyEvents(ctx, "bulk_withdrawals", "created_at", []string{"withdrawal_root", "nonce", "staker_address",
-		"delegated_to", "withdrawer_address", "start_block", "strategies", "shares", "batch"}, len(batch.WithdrawalsQueued),
+		"delegated_to", "withdrawer_address", "start_block", "strategies", "shares", "scaled_shares", "batch"}, len(batch.WithdrawalsQueued),
 		func(i int) chain.Position { return batch.WithdrawalsQueued[i].Position },
 		func(b []byte, i int) ([]byte, error) {
 			e := &batch.WithdrawalsQueued[i]
@@ -609,11 +491,22 @@ func (a *BulkApplier) stageWithdrawalsQueued(ctx context.Context, batch *chain.B
 				b = appendBig(b, sh)
 			}
 			b = append(b, '}', '\t')
-			b = strconv.AppendInt(b, int64(a.batches), 10)
-			a.touch(staker, e.Position)
-			for j, s := range strategies {
-				a.addShares(staker, s, e.Shares[j], true)
+			if e.ScaledShares == nil {
+				b = appendNull(b)
+			} else {
+				if len(e.ScaledShares) != len(e.Strategies) {
+					return nil, fmt.Errorf("withdrawal %s: %d strategies but %d scaled share amounts", e.Root, len(e.Strategies), len(e.ScaledShares))
+				}
+				b = append(b, '{')
+				for j, sh := range e.ScaledShares {
+					if j > 0 {
+						b = append(b, ',')
+					}
+					b = appendBig(b, sh)
+				}
+				b = append(b, '}')
 			}
+			b = strconv.AppendInt(append(b, '\t'), int64(a.batches), 10)
 			return b, nil
 		})
 }

@@ -137,10 +137,17 @@ var rollbackKeyQueries = []struct {
 		SELECT DISTINCT staker_address FROM delegation_events WHERE block_number > $1
 		UNION SELECT staker_address FROM deposits WHERE block_number > $1
 		UNION SELECT pod_owner FROM pod_share_events WHERE block_number > $1
-		UNION SELECT staker_address FROM withdrawals WHERE block_number > $1`},
+		UNION SELECT staker_address FROM withdrawals WHERE block_number > $1
+		UNION SELECT staker_address FROM deposit_scaling_factor_events WHERE block_number > $1
+		UNION SELECT staker_address FROM beacon_slashing_factor_events WHERE block_number > $1`},
 	{"avs", `
 		SELECT DISTINCT address FROM metadata_uri_events WHERE subject = 'avs' AND block_number > $1
-		UNION SELECT avs_address FROM avs_strategy_events WHERE block_number > $1`},
+		UNION SELECT avs_address FROM avs_strategy_events WHERE block_number > $1
+		UNION SELECT avs_address FROM operator_set_strategy_events WHERE block_number > $1`},
+	{"delegated operators", `
+		SELECT DISTINCT operator_address FROM delegation_events
+		WHERE block_number > $1 AND type IN ('SHARES_INCREASED', 'SHARES_DECREASED')
+		UNION SELECT operator_address FROM slashed_operator_shares WHERE block_number > $1`},
 	{"operators", `
 		SELECT DISTINCT operator_address FROM operator_registered_events WHERE block_number > $1
 		UNION SELECT address FROM metadata_uri_events WHERE subject = 'operator' AND block_number > $1`},
@@ -168,6 +175,8 @@ func (tx *Tx) RollbackAfter(ctx context.Context, block uint64) error {
 			keys.AVS = addrs
 		case "operators":
 			keys.Operators = addrs
+		case "delegated operators":
+			keys.DelegatedOperators = addrs
 		}
 	}
 	var pairs []struct {
@@ -175,7 +184,8 @@ func (tx *Tx) RollbackAfter(ctx context.Context, block uint64) error {
 		Operator string `db:"operator_address"`
 	}
 	if err := tx.SelectContext(ctx, &pairs, `
-		SELECT DISTINCT avs_address, operator_address FROM registration_events WHERE block_number > $1`, b); err != nil {
+		SELECT DISTINCT avs_address, operator_address FROM registration_events WHERE block_number > $1
+		UNION SELECT avs_address, operator_address FROM operator_set_membership_events WHERE block_number > $1`, b); err != nil {
 		return fmt.Errorf("rollback: collect registrations: %w", Classify(err))
 	}
 	for _, p := range pairs {
@@ -197,6 +207,8 @@ func (tx *Tx) RollbackAfter(ctx context.Context, block uint64) error {
 		    UNION ALL SELECT min(completed_at) FROM withdrawals WHERE completed_block > $1
 		    UNION ALL SELECT min(block_time) FROM registration_events WHERE block_number > $1
 		    UNION ALL SELECT min(block_time) FROM rewards_submissions WHERE block_number > $1
+		    UNION ALL SELECT min(block_time) FROM slashed_operator_shares WHERE block_number > $1
+		    UNION ALL SELECT min(block_time) FROM operator_set_membership_events WHERE block_number > $1
 		) m`, b); err != nil {
 		return fmt.Errorf("rollback: earliest removed event: %w", Classify(err))
 	}
@@ -217,6 +229,19 @@ func (tx *Tx) RollbackAfter(ctx context.Context, block uint64) error {
 		{"registrations", `DELETE FROM registration_events WHERE block_number > $1`},
 		{"avs strategies", `DELETE FROM avs_strategy_events WHERE block_number > $1`},
 		{"rewards submissions", `DELETE FROM rewards_submissions WHERE block_number > $1`},
+		{"operator sets", `DELETE FROM operator_sets WHERE block_number > $1`},
+		{"operator set strategies", `DELETE FROM operator_set_strategy_events WHERE block_number > $1`},
+		{"operator set members", `DELETE FROM operator_set_membership_events WHERE block_number > $1`},
+		{"allocation delays", `DELETE FROM allocation_delay_events WHERE block_number > $1`},
+		{"allocations", `DELETE FROM allocation_events WHERE block_number > $1`},
+		{"max magnitudes", `DELETE FROM max_magnitude_events WHERE block_number > $1`},
+		{"encumbered magnitudes", `DELETE FROM encumbered_magnitude_events WHERE block_number > $1`},
+		{"slashings", `DELETE FROM slashings WHERE block_number > $1`},
+		{"slashed operator shares", `DELETE FROM slashed_operator_shares WHERE block_number > $1`},
+		{"burned shares", `DELETE FROM operator_shares_slashed_events WHERE block_number > $1`},
+		{"deposit scaling factors", `DELETE FROM deposit_scaling_factor_events WHERE block_number > $1`},
+		{"beacon slashing factors", `DELETE FROM beacon_slashing_factor_events WHERE block_number > $1`},
+		{"protocol events", `DELETE FROM protocol_events WHERE block_number > $1`},
 		{"indexed blocks", `DELETE FROM indexed_blocks WHERE block_number > $1`},
 		// A metadata document belongs to the URI update at its position;
 		// with that update gone, so is the document (the indexer fetches

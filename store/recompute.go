@@ -5,13 +5,12 @@ import (
 	"fmt"
 
 	"github.com/lib/pq"
-
-	"github.com/stakegraph/stakegraph/chain"
 )
 
 // RecomputeEntities rebuilds, from the raw event tables alone, the entity
-// state of the given stakers, (AVS, operator) registration pairs, AVS and
-// operators: what ApplyBatch maintains incrementally. It is the way back to
+// state of the given stakers, (AVS, operator) registration pairs, AVS,
+// operators and operators' delegated shares, with the derivations
+// ApplyBatch runs. It is the way back to
 // a consistent state after raw events were deleted (a chain reorganisation):
 // delete the events, then recompute every key they touched. Rows left with no
 // event are deleted. Call Refresh afterwards.
@@ -44,66 +43,16 @@ type EntityKeys struct {
 	RegistrationOperators []string
 	AVS                   []string
 	Operators             []string
+	// DelegatedOperators are the operators whose delegated shares to
+	// rebuild.
+	DelegatedOperators []string
 }
 
 func (tx *Tx) recomputeStakers(ctx context.Context, k EntityKeys) error {
-	if len(k.Stakers) == 0 {
-		return nil
-	}
-	stakers := pq.Array(k.Stakers)
-	// Existence and first/last activity over every table that names a staker.
-	if _, err := tx.ExecContext(ctx, `
-		WITH activity AS (
-		    SELECT staker_address AS address, block_number, block_time FROM delegation_events WHERE staker_address = ANY($1)
-		    UNION ALL SELECT staker_address, block_number, block_time FROM deposits WHERE staker_address = ANY($1)
-		    UNION ALL SELECT pod_owner, block_number, block_time FROM pod_share_events WHERE pod_owner = ANY($1)
-		    UNION ALL SELECT staker_address, block_number, created_at FROM withdrawals WHERE staker_address = ANY($1)
-		), spans AS (
-		    SELECT address, min(block_number) AS first_block, max(block_number) AS last_block,
-		           min(block_time) AS first_time, max(block_time) AS last_time
-		    FROM activity GROUP BY address
-		), gone AS (
-		    DELETE FROM stakers s WHERE s.address = ANY($1) AND NOT EXISTS (SELECT 1 FROM spans WHERE spans.address = s.address)
-		)
-		INSERT INTO stakers (address, created_at_block, updated_at_block, created_at, updated_at)
-		SELECT address, first_block, last_block, first_time, last_time FROM spans
-		ON CONFLICT (address) DO UPDATE
-		SET created_at_block = EXCLUDED.created_at_block, updated_at_block = EXCLUDED.updated_at_block,
-		    created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at`, stakers); err != nil {
+	if err := tx.deriveStakers(ctx, someKeys(k.Stakers)); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM staker_shares WHERE staker_address = ANY($1)`, stakers); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `
-		INSERT INTO staker_shares (staker_address, strategy_address, shares)
-		SELECT staker_address, strategy_address, sum(delta)
-		FROM (
-		    SELECT staker_address, strategy_address, shares AS delta FROM deposits WHERE staker_address = ANY($1)
-		    UNION ALL
-		    SELECT pod_owner, $2, shares_delta FROM pod_share_events WHERE pod_owner = ANY($1)
-		    UNION ALL
-		    SELECT w.staker_address, x.strategy, -x.shares
-		    FROM withdrawals w CROSS JOIN LATERAL unnest(w.strategies, w.shares) AS x(strategy, shares)
-		    WHERE w.staker_address = ANY($1)
-		) d
-		GROUP BY staker_address, strategy_address
-		HAVING sum(delta) <> 0`, stakers, chain.BeaconStrategy); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `
-		UPDATE stakers s
-		SET operator_address = CASE WHEN l.type = 'DELEGATION' THEN l.operator_address END,
-		    delegation_block = l.block_number, delegation_log_index = l.log_index
-		FROM unnest($1::text[]) AS k(address)
-		LEFT JOIN LATERAL (
-		    SELECT e.type, e.operator_address, e.block_number, e.log_index
-		    FROM delegation_events e
-		    WHERE e.staker_address = k.address AND e.type IN ('DELEGATION', 'UNDELEGATION')
-		    ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1
-		) l ON TRUE
-		WHERE s.address = k.address`, stakers)
-	return err
+	return tx.deriveOperatorShares(ctx, someKeys(k.DelegatedOperators))
 }
 
 func (tx *Tx) recomputeAVS(ctx context.Context, k EntityKeys) error {

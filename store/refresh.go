@@ -6,23 +6,57 @@
 //
 // All state is derived from an ordered stream of chain events (package
 // chain), whether they were decoded by the indexer or generated as demo
-// data. Tx.ApplyBatch stores the raw events and updates the entity state
-// they touch:
+// data. Tx.ApplyBatch stores the raw events and derives the entity state
+// they touch; each derived table has one derivation, which ApplyBatch runs
+// for the keys a batch touches, a reorganisation's rollback
+// (Tx.RollbackAfter) for the keys the removed events touched, and a bulk
+// load (BulkApplier) once for every key:
 //
 //   - a staker exists from its first event; its operator is the one named by
-//     its latest DELEGATION, or none after an UNDELEGATION;
-//   - a staker's shares per strategy = Σ deposits + Σ pod share deltas (beacon
-//     ETH) − Σ shares of its queued withdrawals;
+//     its latest DELEGATION, or none after an UNDELEGATION (deriveStakers);
+//   - a staker's deposit shares per strategy = Σ deposits + Σ pod share
+//     deltas (beacon ETH) − Σ the deposit shares its queued withdrawals took
+//     (deriveStakers). A withdrawal queued before the slashing upgrade took
+//     the shares it names; a slashing-era one took ⌈scaled shares × 1e18 ÷
+//     the deposit scaling factor at queue time⌉ (SQL function
+//     withdrawal_deposit_shares);
+//   - a staker's deposit scaling factor per strategy is the latest
+//     DepositScalingFactorUpdated (1e18 without one); its beacon-chain
+//     slashing factor the latest BeaconChainSlashingFactorDecreased (1e18);
+//   - a staker's withdrawable shares = deposit shares × deposit scaling
+//     factor × slashing factor, each product rounded down, where the slashing
+//     factor is the max magnitude of its operator in the strategy (1e18 when
+//     undelegated or never slashed), times the beacon-chain slashing factor
+//     for beacon ETH (SQL function withdrawable_shares, view
+//     staker_positions). This is DelegationManager.getWithdrawableShares;
+//   - an operator's shares per strategy = Σ SHARES_INCREASED − Σ
+//     SHARES_DECREASED − Σ the shares slashes took (the OperatorSharesDecreased
+//     a slash emits for the zero staker), which is the DelegationManager's
+//     operatorShares (deriveOperatorShares);
 //   - an AVS exists from its first metadata URI update; its restakeable
-//     strategies are its latest strategies observation;
-//   - an AVS–operator registration is active when its latest status event says
-//     registered.
+//     strategies are its latest strategies observation followed by the
+//     strategies of its operator sets;
+//   - an AVS–operator registration is active when its latest AVSDirectory
+//     status event says registered, or the operator is a member of any of
+//     the AVS's operator sets (its latest membership event of the set added
+//     it).
 //
 // Tx.Refresh then recomputes every aggregate in the same transaction:
 //
+//   - operator max magnitudes: the latest MaxMagnitudeUpdated per operator
+//     and strategy (no row: 1e18);
+//   - operator sets: a strategy belongs to a set while its latest event for
+//     the set added it; an operator is a member while its latest membership
+//     event added it;
+//   - allocations, as of the head block: the current magnitude is the one of
+//     the AllocationUpdated with the greatest (effect block, position) whose
+//     effect block is reached; a later event whose effect block is not yet
+//     reached is the pending change. An allocation's stake (its slashable
+//     shares) = the operator's shares × magnitude ÷ max magnitude;
 //   - operator: totalStakers = stakers delegated to it; totalAvs = its active
-//     registrations; shares = Σ its delegated stakers' positive shares per
-//     strategy;
+//     registrations;
+//   - strategy: total shares = Σ stakers' withdrawable shares; delegated
+//     shares = Σ operators' shares;
 //   - AVS: totalOperators = its active registrations; shares = Σ shares of its
 //     active operators in the strategies it restakes; totalStakers = distinct
 //     stakers delegated to those operators holding > 0 shares of any of those
@@ -44,8 +78,11 @@
 //     its strategies; an operator's is the max over its active AVS;
 //   - deployment ratio = ETH value of shares delegated to operators ÷ total
 //     TVL (both without EIGEN);
-//   - daily snapshots, as of the end of each UTC day (today: as of now): per
-//     strategy total and delegated shares and their value; counts of AVS,
+//   - daily snapshots, as of the end of each UTC day (today: as of now, or as
+//     of the newest indexed block if its time is later): per strategy total
+//     and delegated shares and their value, moved day by day by deposits,
+//     pod share deltas, withdrawals (the shares they were queued for), the
+//     operator share changes and the shares slashes took; counts of AVS,
 //     visible AVS (not hidden by curated metadata), operators, stakers
 //     (cumulative by first event), withdrawals queued and
 //     completed; TVL and deployment ratio. Only days from the earliest event
@@ -56,6 +93,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -71,29 +110,90 @@ const visibleAVS = `NOT EXISTS (SELECT 1 FROM curated_avs_metadata c WHERE c.avs
 const secondsPerYear = 365 * 24 * 3600
 
 // Refresh recomputes every derived aggregate and the daily snapshots as of
-// now, and increments the data version. Run it in the transaction that
+// now (or as of the newest indexed block, if its time is later), and
+// increments the data version. Run it in the transaction that
 // applied the batches so readers never see events without their aggregates.
 func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
+	// The figures are as of the newest indexed block even when its time
+	// stamp is ahead of this clock: its events count at once.
+	var headTime *time.Time
+	if err := tx.GetContext(ctx, &headTime, `SELECT head_time FROM service_state`); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("refresh: read head: %w", Classify(err))
+	}
+	if headTime != nil && !headTime.Before(now) {
+		now = headTime.Add(time.Microsecond)
+	}
 	steps := []struct {
 		name string
 		sql  string
 		args []any
 	}{
 		{"timezone", `SET LOCAL timezone = 'UTC'`, nil},
-		{"operator shares", `
-			DELETE FROM operator_shares;
-			INSERT INTO operator_shares (operator_address, strategy_address, shares)
-			SELECT s.operator_address, ss.strategy_address, sum(ss.shares)
-			FROM stakers s
-			JOIN staker_shares ss ON ss.staker_address = s.address
-			WHERE s.operator_address IS NOT NULL AND ss.shares > 0
-			GROUP BY s.operator_address, ss.strategy_address`, nil},
+		{"max magnitudes", `
+			DELETE FROM operator_max_magnitudes;
+			INSERT INTO operator_max_magnitudes (operator_address, strategy_address, max_magnitude)
+			SELECT DISTINCT ON (operator_address, strategy_address) operator_address, strategy_address, max_magnitude
+			FROM max_magnitude_events
+			ORDER BY operator_address, strategy_address, block_number DESC, log_index DESC`, nil},
+		{"operator set strategies", `
+			DELETE FROM operator_set_strategies;
+			INSERT INTO operator_set_strategies (avs_address, operator_set_id, strategy_address)
+			SELECT avs_address, operator_set_id, strategy_address FROM (
+			    SELECT DISTINCT ON (avs_address, operator_set_id, strategy_address)
+			           avs_address, operator_set_id, strategy_address, added
+			    FROM operator_set_strategy_events
+			    ORDER BY avs_address, operator_set_id, strategy_address, block_number DESC, log_index DESC
+			) l WHERE added`, nil},
+		{"operator set members", `
+			DELETE FROM operator_set_members;
+			INSERT INTO operator_set_members (avs_address, operator_set_id, operator_address, is_active,
+			    created_at_block, updated_at_block, created_at, updated_at)
+			SELECT avs_address, operator_set_id, operator_address,
+			       (array_agg(added ORDER BY block_number DESC, log_index DESC))[1],
+			       min(block_number), max(block_number), min(block_time), max(block_time)
+			FROM operator_set_membership_events
+			GROUP BY avs_address, operator_set_id, operator_address;
+			UPDATE operator_sets s SET total_operators = COALESCE(m.n, 0)
+			FROM operator_sets s2
+			LEFT JOIN (SELECT avs_address, operator_set_id, count(*) AS n FROM operator_set_members
+			           WHERE is_active GROUP BY avs_address, operator_set_id) m
+			       ON m.avs_address = s2.avs_address AND m.operator_set_id = s2.operator_set_id
+			WHERE s.avs_address = s2.avs_address AND s.operator_set_id = s2.operator_set_id
+			  AND s.total_operators IS DISTINCT FROM COALESCE(m.n, 0)`, nil},
+		{"allocations", `
+			DELETE FROM allocations;
+			WITH head AS (SELECT COALESCE((SELECT head_block FROM service_state), 0) AS head_block), keys AS (
+			    SELECT operator_address, avs_address, operator_set_id, strategy_address,
+			           max(block_number) AS updated_block, max(block_time) AS updated_at
+			    FROM allocation_events
+			    GROUP BY operator_address, avs_address, operator_set_id, strategy_address
+			)
+			INSERT INTO allocations (operator_address, avs_address, operator_set_id, strategy_address,
+			    magnitude, pending_magnitude, effect_block, updated_block, updated_at)
+			SELECT k.operator_address, k.avs_address, k.operator_set_id, k.strategy_address,
+			       COALESCE(c.magnitude, 0), p.magnitude, p.effect_block, k.updated_block, k.updated_at
+			FROM keys k
+			CROSS JOIN head h
+			LEFT JOIN LATERAL (
+			    SELECT magnitude FROM allocation_events e
+			    WHERE e.operator_address = k.operator_address AND e.avs_address = k.avs_address
+			      AND e.operator_set_id = k.operator_set_id AND e.strategy_address = k.strategy_address
+			      AND e.effect_block <= h.head_block
+			    ORDER BY e.effect_block DESC, e.block_number DESC, e.log_index DESC LIMIT 1
+			) c ON TRUE
+			LEFT JOIN LATERAL (
+			    SELECT magnitude, effect_block FROM allocation_events e
+			    WHERE e.operator_address = k.operator_address AND e.avs_address = k.avs_address
+			      AND e.operator_set_id = k.operator_set_id AND e.strategy_address = k.strategy_address
+			      AND e.effect_block > h.head_block
+			    ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1
+			) p ON TRUE`, nil},
 		{"strategy totals", `
 			UPDATE strategies st
 			SET total_shares = COALESCE(t.total, 0), delegated_shares = COALESCE(d.delegated, 0)
 			FROM strategies s
-			LEFT JOIN (SELECT strategy_address, sum(shares) AS total FROM staker_shares WHERE shares > 0
-			           GROUP BY strategy_address) t ON t.strategy_address = s.address
+			LEFT JOIN (SELECT strategy_address, sum(withdrawable_shares) AS total FROM staker_positions
+			           WHERE withdrawable_shares > 0 GROUP BY strategy_address) t ON t.strategy_address = s.address
 			LEFT JOIN (SELECT strategy_address, sum(shares) AS delegated FROM operator_shares
 			           GROUP BY strategy_address) d ON d.strategy_address = s.address
 			WHERE st.address = s.address`, nil},
@@ -302,6 +402,9 @@ func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
 		               CASE type WHEN 'SHARES_INCREASED' THEN shares ELSE -shares END
 		        FROM delegation_events
 		        WHERE strategy_address IS NOT NULL AND block_time >= $1::date AND block_time < $3
+		        UNION ALL
+		        SELECT block_time, strategy_address, -shares, -shares
+		        FROM slashed_operator_shares WHERE block_time >= $1::date AND block_time < $3
 		    ) x
 		    GROUP BY 1, 2
 		), base AS (
