@@ -249,3 +249,18 @@ func TestBulkApplyMatchesApplyBatchAcrossASlash(t *testing.T) {
 		t.Errorf("bulk state differs from ApplyBatch's:\n%s", storetest.LineDiff(w, g))
 	}
 }
+
+// Blocks stamped ahead of the server's clock count at once: the snapshots
+// are as of the newest indexed block.
+func TestRefreshCountsBlocksAheadOfTheClock(t *testing.T) {
+	db := newSlashingDB(t)
+	// The clock reads the prefix's first block; its head is 9 hours later.
+	applyAndRefresh(t, db, genesis.Add(10*time.Hour), slashingPrefix())
+	if got := query(t, db, `SELECT total_operators || ' ' || total_stakers FROM daily_snapshots ORDER BY day DESC LIMIT 1`); got != "1 1" {
+		t.Errorf("latest snapshot's operators and stakers = %s, want 1 1", got)
+	}
+	if got := query(t, db, `SELECT total_shares::text FROM strategy_daily_snapshots
+		WHERE strategy_address = '`+stETH+`' ORDER BY day DESC LIMIT 1`); got != "15000000000000000000" {
+		t.Errorf("latest snapshot's stETH shares = %s, want 15e18", got)
+	}
+}
