@@ -5,8 +5,10 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/accounts/abi"
@@ -16,9 +18,10 @@ import (
 	"github.com/stakegraph/stakegraph/chain"
 )
 
-// eigenLayerABI holds every EigenLayer event the indexer decodes (both the
-// pre- and post-slashing variants, as listed in the chain reference) and the
-// few view functions it calls.
+// eigenLayerABI holds every EigenLayer event the indexer decodes (the
+// pre-slashing variants and every event of the v1.x core contracts except
+// their pause, ownership and initialization events) and the few view
+// functions it calls.
 //
 //go:embed eigenlayer.abi.json
 var eigenLayerABIJSON []byte
@@ -85,10 +88,17 @@ type eventDecoder struct {
 }
 
 // Decoder turns the logs of one EigenLayer deployment into chain events.
+// Its methods are safe for concurrent use.
 type Decoder struct {
 	byTopic map[common.Hash]decoderEntry
 	topics  []common.Hash
 	addrs   []common.Address
+	core    map[common.Address]bool // every address of addrs
+
+	unknownMu     sync.Mutex
+	unknownLog    *slog.Logger // nil: slog.Default()
+	unknownCount  *Metrics
+	unknownWarned map[common.Hash]bool
 }
 
 type decoderEntry struct {
@@ -97,8 +107,9 @@ type decoderEntry struct {
 }
 
 // eventsBySignature maps each event's canonical signature to its decoder.
-// Every event of the reference is listed, including the ones that carry no
-// state the service keeps (they are decoded, checked and dropped).
+// Every event of the ABI is listed, including the ones that carry no state
+// the service keeps (they are decoded, checked and dropped) and the ones
+// kept only as a chain.ProtocolEvent.
 var eventsBySignature = map[string]struct {
 	roles  []contractRole
 	decode func(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, obs *Observations) error
@@ -108,10 +119,17 @@ var eventsBySignature = map[string]struct {
 	"OperatorMetadataURIUpdated(address,string)":           {[]contractRole{roleDelegationManager}, decodeMetadataURI(chain.SubjectOperator)},
 	"OperatorSharesIncreased(address,address,address,uint256)": {
 		[]contractRole{roleDelegationManager}, decodeOperatorShares(chain.SharesIncreased)},
+	// A slash emits OperatorSharesDecreased for the zero staker; the decoder
+	// turns that one into a SlashedOperatorShares event.
 	"OperatorSharesDecreased(address,address,address,uint256)": {
 		[]contractRole{roleDelegationManager}, decodeOperatorShares(chain.SharesDecreased)},
-	"StakerDelegated(address,address)":   {[]contractRole{roleDelegationManager}, decodeDelegation(chain.Delegation)},
-	"StakerUndelegated(address,address)": {[]contractRole{roleDelegationManager}, decodeDelegation(chain.Undelegation)},
+	"OperatorSharesSlashed(address,address,uint256)": {
+		[]contractRole{roleDelegationManager}, decodeOperatorSharesSlashed},
+	"DepositScalingFactorUpdated(address,address,uint256)": {
+		[]contractRole{roleDelegationManager}, decodeDepositScalingFactor},
+	"DelegationApproverUpdated(address,address)": {[]contractRole{roleDelegationManager}, decodeProtocolEvent},
+	"StakerDelegated(address,address)":           {[]contractRole{roleDelegationManager}, decodeDelegation(chain.Delegation)},
+	"StakerUndelegated(address,address)":         {[]contractRole{roleDelegationManager}, decodeDelegation(chain.Undelegation)},
 	// Every version of the DelegationManager emits StakerUndelegated right
 	// beside StakerForceUndelegated; applying both would count one
 	// undelegation twice, so the forced variant is only checked.
@@ -129,18 +147,65 @@ var eventsBySignature = map[string]struct {
 	"Deposit(address,address,uint256)":                            {[]contractRole{roleStrategyManager}, decodeDeposit},
 	"StrategyAddedToDepositWhitelist(address)":                    {[]contractRole{roleStrategyManager}, decodeStrategyWhitelisted},
 	"StrategyRemovedFromDepositWhitelist(address)":                {[]contractRole{roleStrategyManager}, decodeOnly},
+	"StrategyWhitelisterChanged(address,address)":                 {[]contractRole{roleStrategyManager}, decodeProtocolEvent},
+	"BurnableSharesIncreased(address,uint256)":                    {[]contractRole{roleStrategyManager}, decodeProtocolEvent},
+	"BurnableSharesDecreased(address,uint256)":                    {[]contractRole{roleStrategyManager}, decodeProtocolEvent},
 	"OperatorAVSRegistrationStatusUpdated(address,address,uint8)": {[]contractRole{roleAVSDirectory}, decodeRegistration},
 	"AVSMetadataURIUpdated(address,string)": {
 		[]contractRole{roleAVSDirectory, roleAllocationManager}, decodeMetadataURI(chain.SubjectAVS)},
 	// A pod's existence changes no balance; PodSharesUpdated does.
 	"PodDeployed(address,address)":     {[]contractRole{roleEigenPodManager}, decodeOnly},
 	"PodSharesUpdated(address,int256)": {[]contractRole{roleEigenPodManager}, decodePodShares},
+	"BeaconChainSlashingFactorDecreased(address,uint64,uint64)": {
+		[]contractRole{roleEigenPodManager}, decodeBeaconSlashingFactor},
+	"BeaconChainETHDeposited(address,uint256)": {[]contractRole{roleEigenPodManager}, decodeProtocolEvent},
+	"NewTotalShares(address,int256)":           {[]contractRole{roleEigenPodManager}, decodeProtocolEvent},
+	"BurnableETHSharesIncreased(uint256)":      {[]contractRole{roleEigenPodManager}, decodeProtocolEvent},
+	"BeaconChainETHWithdrawalCompleted(address,uint256,uint96,address,address,bytes32)": {
+		[]contractRole{roleEigenPodManager}, decodeProtocolEvent},
 	"AVSRewardsSubmissionCreated(address,uint256,bytes32,((address,uint96)[],address,uint256,uint32,uint32))": {
-		[]contractRole{roleRewardsCoordinator}, decodeRewardsSubmission(false)},
+		[]contractRole{roleRewardsCoordinator}, decodeRewardsSubmission(chain.RewardsAVS)},
 	"RewardsSubmissionForAllCreated(address,uint256,bytes32,((address,uint96)[],address,uint256,uint32,uint32))": {
-		[]contractRole{roleRewardsCoordinator}, decodeRewardsSubmission(true)},
-	// Distribution roots matter to claimers, not to the metrics served here.
-	"DistributionRootSubmitted(uint32,bytes32,uint32,uint32)": {[]contractRole{roleRewardsCoordinator}, decodeOnly},
+		[]contractRole{roleRewardsCoordinator}, decodeRewardsSubmission(chain.RewardsForAll)},
+	"RewardsSubmissionForAllEarnersCreated(address,uint256,bytes32,((address,uint96)[],address,uint256,uint32,uint32))": {
+		[]contractRole{roleRewardsCoordinator}, decodeRewardsSubmission(chain.RewardsForAllEarners)},
+	"OperatorDirectedAVSRewardsSubmissionCreated(address,address,bytes32,uint256,((address,uint96)[],address,(address,uint256)[],uint32,uint32,string))": {
+		[]contractRole{roleRewardsCoordinator}, decodeOperatorDirectedAVSRewards},
+	"OperatorDirectedOperatorSetRewardsSubmissionCreated(address,bytes32,(address,uint32),uint256,((address,uint96)[],address,(address,uint256)[],uint32,uint32,string))": {
+		[]contractRole{roleRewardsCoordinator}, decodeOperatorDirectedOperatorSetRewards},
+	"DistributionRootSubmitted(uint32,bytes32,uint32,uint32)": {[]contractRole{roleRewardsCoordinator}, decodeProtocolEvent},
+	"DistributionRootDisabled(uint32)":                        {[]contractRole{roleRewardsCoordinator}, decodeProtocolEvent},
+	"RewardsClaimed(bytes32,address,address,address,address,uint256)": {
+		[]contractRole{roleRewardsCoordinator}, decodeProtocolEvent},
+	"ClaimerForSet(address,address,address)":       {[]contractRole{roleRewardsCoordinator}, decodeProtocolEvent},
+	"ActivationDelaySet(uint32,uint32)":            {[]contractRole{roleRewardsCoordinator}, decodeProtocolEvent},
+	"RewardsUpdaterSet(address,address)":           {[]contractRole{roleRewardsCoordinator}, decodeProtocolEvent},
+	"RewardsForAllSubmitterSet(address,bool,bool)": {[]contractRole{roleRewardsCoordinator}, decodeProtocolEvent},
+	"DefaultOperatorSplitBipsSet(uint16,uint16)":   {[]contractRole{roleRewardsCoordinator}, decodeProtocolEvent},
+	"OperatorPISplitBipsSet(address,address,uint32,uint16,uint16)": {
+		[]contractRole{roleRewardsCoordinator}, decodeProtocolEvent},
+	"OperatorAVSSplitBipsSet(address,address,address,uint32,uint16,uint16)": {
+		[]contractRole{roleRewardsCoordinator}, decodeProtocolEvent},
+	"OperatorSetSplitBipsSet(address,address,(address,uint32),uint32,uint16,uint16)": {
+		[]contractRole{roleRewardsCoordinator}, decodeProtocolEvent},
+	"OperatorSetCreated((address,uint32))": {[]contractRole{roleAllocationManager}, decodeOperatorSetCreated},
+	"StrategyAddedToOperatorSet((address,uint32),address)": {
+		[]contractRole{roleAllocationManager}, decodeOperatorSetStrategy(true)},
+	"StrategyRemovedFromOperatorSet((address,uint32),address)": {
+		[]contractRole{roleAllocationManager}, decodeOperatorSetStrategy(false)},
+	"OperatorAddedToOperatorSet(address,(address,uint32))": {
+		[]contractRole{roleAllocationManager}, decodeOperatorSetMembership(true)},
+	"OperatorRemovedFromOperatorSet(address,(address,uint32))": {
+		[]contractRole{roleAllocationManager}, decodeOperatorSetMembership(false)},
+	"AllocationDelaySet(address,uint32,uint32)": {[]contractRole{roleAllocationManager}, decodeAllocationDelay},
+	"AllocationUpdated(address,(address,uint32),address,uint64,uint32)": {
+		[]contractRole{roleAllocationManager}, decodeAllocationUpdated},
+	"MaxMagnitudeUpdated(address,address,uint64)": {[]contractRole{roleAllocationManager}, decodeMaxMagnitude},
+	"EncumberedMagnitudeUpdated(address,address,uint64)": {
+		[]contractRole{roleAllocationManager}, decodeEncumberedMagnitude},
+	"OperatorSlashed(address,(address,uint32),address[],uint256[],string)": {
+		[]contractRole{roleAllocationManager}, decodeOperatorSlashed},
+	"AVSRegistrarSet(address,address)": {[]contractRole{roleAllocationManager}, decodeProtocolEvent},
 }
 
 // NewDecoder builds a decoder for the given deployment.
@@ -153,8 +218,13 @@ func NewDecoder(c chain.Contracts) (*Decoder, error) {
 		roleRewardsCoordinator: c.RewardsCoordinator,
 		roleAllocationManager:  c.AllocationManager,
 	}
-	d := &Decoder{byTopic: make(map[common.Hash]decoderEntry)}
-	seenAddr := make(map[common.Address]bool)
+	d := &Decoder{
+		byTopic:       make(map[common.Hash]decoderEntry),
+		core:          make(map[common.Address]bool),
+		unknownCount:  NewMetrics(),
+		unknownWarned: make(map[common.Hash]bool),
+	}
+	seenAddr := d.core
 	for _, ev := range EigenLayerABI.Events {
 		spec, ok := eventsBySignature[ev.Sig]
 		if !ok {
@@ -197,29 +267,48 @@ func (d *Decoder) Addresses() []common.Address { return d.addrs }
 // Topics are the event signatures (topic 0) the decoder understands.
 func (d *Decoder) Topics() []common.Hash { return d.topics }
 
+// SetReporting directs the reports of logs that a core contract emitted
+// with an event signature (topic 0) the decoder does not know: each such
+// log is counted in m (by contract and topic) and the first log of each
+// signature is logged at level Warn to log. A nil log means slog.Default();
+// a nil m keeps counting in metrics of the decoder's own. Without a call
+// the decoder behaves as if called with nil and nil.
+func (d *Decoder) SetReporting(log *slog.Logger, m *Metrics) {
+	d.unknownMu.Lock()
+	defer d.unknownMu.Unlock()
+	d.unknownLog = log
+	if m == nil {
+		m = NewMetrics()
+	}
+	d.unknownCount = m
+}
+
 // Decode decodes one log into b (and obs for facts outside the event
 // model). blockTime is the time of the log's block. A log of a known event
-// from a contract that does not emit it is ignored; a log with a known
-// signature but malformed topics or data returns an error wrapping
-// ErrUndecodable.
+// from a contract that does not emit it is ignored, and so is a log of a
+// contract outside the deployment; a log with a known signature but
+// malformed topics or data returns an error wrapping ErrUndecodable. A log
+// of a core contract with an unknown signature is never an error: it is
+// reported (see SetReporting) and kept as a chain.ProtocolEvent named
+// "unknown" with its raw topics and data.
 func (d *Decoder) Decode(lg *types.Log, blockTime time.Time, b *chain.Batch, obs *Observations) (err error) {
 	if len(lg.Topics) == 0 {
 		return nil
 	}
 	entry, ok := d.byTopic[lg.Topics[0]]
-	if !ok || !entry.emitters[lg.Address] {
+	if !ok {
+		if d.core[lg.Address] {
+			d.unknownEvent(lg, blockTime, b)
+		}
+		return nil
+	}
+	if !entry.emitters[lg.Address] {
 		return nil
 	}
 	if lg.Index > 1<<31-1 {
 		return fmt.Errorf("%w: log index %d out of range", ErrUndecodable, lg.Index)
 	}
-	pos := chain.Position{
-		BlockNumber: lg.BlockNumber,
-		BlockHash:   hexLower(lg.BlockHash[:]),
-		BlockTime:   blockTime.UTC(),
-		TxHash:      hexLower(lg.TxHash[:]),
-		LogIndex:    uint32(lg.Index),
-	}
+	pos := logPosition(lg, blockTime)
 	defer func() {
 		// abi.ConvertType panics on a shape mismatch; that is a bad log,
 		// not a reason to stop the process.
@@ -231,6 +320,56 @@ func (d *Decoder) Decode(lg *types.Log, blockTime time.Time, b *chain.Batch, obs
 		return fmt.Errorf("%w: %s at block %d log %d: %v", ErrUndecodable, entry.event.Sig, lg.BlockNumber, lg.Index, err)
 	}
 	return nil
+}
+
+// logPosition is the position of lg, whose index must fit a uint32.
+func logPosition(lg *types.Log, blockTime time.Time) chain.Position {
+	return chain.Position{
+		BlockNumber: lg.BlockNumber,
+		BlockHash:   hexLower(lg.BlockHash[:]),
+		BlockTime:   blockTime.UTC(),
+		TxHash:      hexLower(lg.TxHash[:]),
+		LogIndex:    uint32(lg.Index),
+	}
+}
+
+// unknownEvent counts and reports a log of a core contract whose topic 0
+// no decoder knows, and keeps it in b as a ProtocolEvent named "unknown"
+// whose arguments are the log's raw topics and data.
+func (d *Decoder) unknownEvent(lg *types.Log, blockTime time.Time, b *chain.Batch) {
+	contract, topic := addrLower(lg.Address), hexLower(lg.Topics[0][:])
+	d.unknownMu.Lock()
+	d.unknownCount.UnknownEvent(contract, topic)
+	first := !d.unknownWarned[lg.Topics[0]]
+	d.unknownWarned[lg.Topics[0]] = true
+	log := d.unknownLog
+	d.unknownMu.Unlock()
+	if first {
+		if log == nil {
+			log = slog.Default()
+		}
+		log.Warn("a core contract emitted an event the decoder does not know; it is kept as an unknown protocol event, "+
+			"and further logs with this topic are only counted",
+			slog.Group("log",
+				slog.String("contract", contract),
+				slog.String("topic", topic),
+				slog.Uint64("block", lg.BlockNumber),
+				slog.String("tx", hexLower(lg.TxHash[:])),
+				slog.Uint64("index", uint64(lg.Index))))
+	}
+	if lg.Index > 1<<31-1 {
+		return // no position to keep it at; it is counted all the same
+	}
+	topics := make([]any, len(lg.Topics))
+	for i, t := range lg.Topics {
+		topics[i] = hexLower(t[:])
+	}
+	b.ProtocolEvents = append(b.ProtocolEvents, chain.ProtocolEvent{
+		Position: logPosition(lg, blockTime),
+		Contract: contract,
+		Name:     "unknown",
+		Args:     map[string]any{"topics": topics, "data": hexLower(lg.Data)},
+	})
 }
 
 // indexedArgs checks the log's topic count and returns the indexed topics
@@ -356,10 +495,21 @@ func decodeOperatorShares(typ chain.DelegationType) func(*abi.Event, *types.Log,
 		if err != nil {
 			return err
 		}
+		staker := vals[0].(common.Address)
+		if typ == chain.SharesDecreased && staker == (common.Address{}) {
+			// A slash takes the shares from the operator, not from a staker.
+			b.SlashedOperatorShares = append(b.SlashedOperatorShares, chain.SlashedOperatorShares{
+				Position: pos,
+				Operator: op,
+				Strategy: addrLower(vals[1].(common.Address)),
+				Shares:   new(big.Int).Set(vals[2].(*big.Int)),
+			})
+			return nil
+		}
 		b.Delegations = append(b.Delegations, chain.DelegationEvent{
 			Position: pos,
 			Type:     typ,
-			Staker:   addrLower(vals[0].(common.Address)),
+			Staker:   addrLower(staker),
 			Operator: op,
 			Strategy: addrLower(vals[1].(common.Address)),
 			Shares:   new(big.Int).Set(vals[2].(*big.Int)),
@@ -411,29 +561,32 @@ func decodeWithdrawalQueued(ev *abi.Event, lg *types.Log, pos chain.Position, b 
 	}
 	root := vals[0].([32]byte)
 	w := *abi.ConvertType(vals[1], new(withdrawalTuple)).(*withdrawalTuple)
+	if len(w.Shares) != len(w.Strategies) {
+		return fmt.Errorf("%d strategies but %d share amounts", len(w.Strategies), len(w.Shares))
+	}
 	shares := w.Shares
+	var scaled []*big.Int
 	if len(vals) == 3 {
 		// After the slashing upgrade the struct holds scaled shares; the
-		// shares actually leaving the staker's balance are sharesToWithdraw.
+		// shares the withdrawal was queued for are sharesToWithdraw.
 		shares = vals[2].([]*big.Int)
+		scaled = copyBigs(w.Shares)
+		if len(shares) != len(w.Strategies) {
+			return fmt.Errorf("%d strategies but %d shares to withdraw", len(w.Strategies), len(shares))
+		}
 	}
-	if len(shares) != len(w.Strategies) {
-		return fmt.Errorf("%d strategies but %d share amounts", len(w.Strategies), len(shares))
-	}
-	out := make([]*big.Int, len(shares))
-	for i, s := range shares {
-		out[i] = new(big.Int).Set(s)
-	}
+	out := copyBigs(shares)
 	b.WithdrawalsQueued = append(b.WithdrawalsQueued, chain.WithdrawalQueued{
-		Position:    pos,
-		Root:        hexLower(root[:]),
-		Nonce:       new(big.Int).Set(w.Nonce),
-		Staker:      addrLower(w.Staker),
-		DelegatedTo: addrLower(w.DelegatedTo),
-		Withdrawer:  addrLower(w.Withdrawer),
-		StartBlock:  w.StartBlock,
-		Strategies:  addrsLower(w.Strategies),
-		Shares:      out,
+		Position:     pos,
+		Root:         hexLower(root[:]),
+		Nonce:        new(big.Int).Set(w.Nonce),
+		Staker:       addrLower(w.Staker),
+		DelegatedTo:  addrLower(w.DelegatedTo),
+		Withdrawer:   addrLower(w.Withdrawer),
+		StartBlock:   w.StartBlock,
+		Strategies:   addrsLower(w.Strategies),
+		Shares:       out,
+		ScaledShares: scaled,
 	})
 	return nil
 }
@@ -541,7 +694,12 @@ type rewardsSubmissionTuple struct {
 	Duration       uint32
 }
 
-func decodeRewardsSubmission(forAll bool) func(*abi.Event, *types.Log, chain.Position, *chain.Batch, *Observations) error {
+// decodeRewardsSubmission decodes the three submission events that share
+// the RewardsSubmission struct: kind RewardsAVS (the first topic is the
+// AVS), RewardsForAll (the submitter) and RewardsForAllEarners (the token
+// hopper).
+func decodeRewardsSubmission(kind chain.RewardsKind) func(*abi.Event, *types.Log, chain.Position, *chain.Batch, *Observations) error {
+	forAll := kind != chain.RewardsAVS
 	return func(ev *abi.Event, lg *types.Log, pos chain.Position, b *chain.Batch, obs *Observations) error {
 		topics, err := indexedArgs(ev, lg)
 		if err != nil {
@@ -560,6 +718,7 @@ func decodeRewardsSubmission(forAll bool) func(*abi.Event, *types.Log, chain.Pos
 			Position:       pos,
 			AVS:            avs,
 			ForAll:         forAll,
+			Kind:           kind,
 			Nonce:          new(big.Int).SetBytes(topics[1][:]),
 			Hash:           hexLower(topics[2][:]),
 			Token:          addrLower(rs.Token),

@@ -149,7 +149,7 @@ func (w *world) script() {
 	c.DelegationManager.Transact(t, "decreaseOperatorShares", w.op1, w.staker1, w.strat1.Address, ether(4))
 	c.DelegationManager.Transact(t, "queueSlashingWithdrawal", root2, testchain.Withdrawal{
 		Staker: w.staker2, DelegatedTo: w.op2, Withdrawer: w.staker2, Nonce: big.NewInt(0), StartBlock: head(),
-		Strategies: []common.Address{w.strat2.Address}, Shares: []*big.Int{ether(3)}, // scaled shares
+		Strategies: []common.Address{w.strat2.Address}, Shares: []*big.Int{ether(1)}, // scaled shares: no scaling factor set, so equal to the withdrawable shares
 	}, []*big.Int{ether(1)})
 	c.DelegationManager.Transact(t, "decreaseOperatorShares", w.op2, w.staker2, w.strat2.Address, ether(1))
 	c.Commit()

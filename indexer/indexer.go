@@ -162,6 +162,7 @@ func New(db *store.DB, node *Node, cfg Config) (*Indexer, error) {
 	if err != nil {
 		return nil, err
 	}
+	dec.SetReporting(cfg.Logger, cfg.Metrics)
 	return &Indexer{
 		db: db, node: node, dec: dec, cfg: cfg, log: cfg.Logger, m: cfg.Metrics,
 		rangeSize: cfg.InitialRange,

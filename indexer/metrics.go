@@ -25,17 +25,35 @@ type Metrics struct {
 	indexedHead atomic.Uint64 // the sync cursor
 	targetHead  atomic.Uint64 // the node's latest block minus confirmations
 
-	mu        sync.Mutex
-	rpcErrors map[string]uint64 // by JSON-RPC method
+	mu            sync.Mutex
+	rpcErrors     map[string]uint64       // by JSON-RPC method
+	unknownEvents map[UnknownEvent]uint64 // by contract and topic 0
+}
+
+// UnknownEvent names an event signature a core contract emitted that the
+// decoder does not know: the contract's address and the log's topic 0,
+// both lowercase 0x-prefixed hex.
+type UnknownEvent struct {
+	Contract, Topic string
 }
 
 // NewMetrics returns zeroed metrics.
-func NewMetrics() *Metrics { return &Metrics{rpcErrors: make(map[string]uint64)} }
+func NewMetrics() *Metrics {
+	return &Metrics{rpcErrors: make(map[string]uint64), unknownEvents: make(map[UnknownEvent]uint64)}
+}
 
 // RPCError counts one failed node call attempt.
 func (m *Metrics) RPCError(method string) {
 	m.mu.Lock()
 	m.rpcErrors[method]++
+	m.mu.Unlock()
+}
+
+// UnknownEvent counts one log of a core contract whose event signature
+// the decoder does not know.
+func (m *Metrics) UnknownEvent(contract, topic string) {
+	m.mu.Lock()
+	m.unknownEvents[UnknownEvent{contract, topic}]++
 	m.mu.Unlock()
 }
 
@@ -45,6 +63,7 @@ type Snapshot struct {
 	MetadataFetched, MetadataFailed                   uint64
 	NodeHead, IndexedHead, TargetHead                 uint64
 	RPCErrors                                         map[string]uint64
+	UnknownEvents                                     map[UnknownEvent]uint64
 }
 
 // Lag is how many blocks the index is behind the node's head.
@@ -62,11 +81,15 @@ func (m *Metrics) Snapshot() Snapshot {
 		Reorgs: m.reorgs.Load(), RolledBack: m.rolledBack.Load(),
 		MetadataFetched: m.metaFetched.Load(), MetadataFailed: m.metaFailed.Load(),
 		NodeHead: m.nodeHead.Load(), IndexedHead: m.indexedHead.Load(), TargetHead: m.targetHead.Load(),
-		RPCErrors: make(map[string]uint64),
+		RPCErrors:     make(map[string]uint64),
+		UnknownEvents: make(map[UnknownEvent]uint64),
 	}
 	m.mu.Lock()
 	for k, v := range m.rpcErrors {
 		s.RPCErrors[k] = v
+	}
+	for k, v := range m.unknownEvents {
+		s.UnknownEvents[k] = v
 	}
 	m.mu.Unlock()
 	return s
@@ -75,7 +98,7 @@ func (m *Metrics) Snapshot() Snapshot {
 // metricDescs describe the indexer's metrics in Prometheus terms.
 var metricDescs = struct {
 	blocks, logs, batches, errors, reorgs, rolledBack, metaFetched, metaFailed *prometheus.Desc
-	nodeHead, indexed, lag, rpcErrors                                          *prometheus.Desc
+	nodeHead, indexed, lag, rpcErrors, unknownEvents                           *prometheus.Desc
 }{
 	blocks:      prometheus.NewDesc("stakegraph_indexer_blocks_total", "Blocks indexed by this process.", nil, nil),
 	logs:        prometheus.NewDesc("stakegraph_indexer_logs_total", "Logs decoded and applied by this process.", nil, nil),
@@ -89,13 +112,16 @@ var metricDescs = struct {
 	indexed:     prometheus.NewDesc("stakegraph_indexer_indexed_block", "Last block whose events are applied (the sync cursor).", nil, nil),
 	lag:         prometheus.NewDesc("stakegraph_indexer_lag_blocks", "Blocks between the node's head and the sync cursor.", nil, nil),
 	rpcErrors:   prometheus.NewDesc("stakegraph_indexer_rpc_errors_total", "Failed JSON-RPC call attempts by method.", []string{"method"}, nil),
+	unknownEvents: prometheus.NewDesc("stakegraph_indexer_unknown_events_total",
+		"Logs of the core contracts whose event signature (topic 0) the decoder does not know, by contract and topic.",
+		[]string{"contract", "topic"}, nil),
 }
 
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	d := metricDescs
 	for _, x := range []*prometheus.Desc{d.blocks, d.logs, d.batches, d.errors, d.reorgs, d.rolledBack,
-		d.metaFetched, d.metaFailed, d.nodeHead, d.indexed, d.lag, d.rpcErrors} {
+		d.metaFetched, d.metaFailed, d.nodeHead, d.indexed, d.lag, d.rpcErrors, d.unknownEvents} {
 		ch <- x
 	}
 }
@@ -129,5 +155,18 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	sort.Strings(methods)
 	for _, k := range methods {
 		counter(d.rpcErrors, s.RPCErrors[k], k)
+	}
+	unknown := make([]UnknownEvent, 0, len(s.UnknownEvents))
+	for k := range s.UnknownEvents {
+		unknown = append(unknown, k)
+	}
+	sort.Slice(unknown, func(i, j int) bool {
+		if unknown[i].Contract != unknown[j].Contract {
+			return unknown[i].Contract < unknown[j].Contract
+		}
+		return unknown[i].Topic < unknown[j].Topic
+	})
+	for _, k := range unknown {
+		counter(d.unknownEvents, s.UnknownEvents[k], k.Contract, k.Topic)
 	}
 }
