@@ -225,3 +225,51 @@ func parseISOTime(name, s string) (time.Time, error) {
 	}
 	return time.Time{}, fmt.Errorf("%w: %s %q is not an ISO 8601 date", derrors.InvalidArgument, name, s)
 }
+
+// maxOperatorSetID is the largest operator set id: the contracts' ids are
+// uint32.
+const maxOperatorSetID = 1<<32 - 1
+
+// operatorSetIDFrom validates an operator set id argument.
+func operatorSetIDFrom(id int) (int64, error) {
+	if id < 0 || id > maxOperatorSetID {
+		return 0, fmt.Errorf("%w: id must be between 0 and %d", derrors.InvalidArgument, maxOperatorSetID)
+	}
+	return int64(id), nil
+}
+
+// registrationStatusFrom returns the membership filter of an isActive
+// argument: nil keeps every membership.
+func registrationStatusFrom(isActive *bool) store.RegistrationStatus {
+	switch {
+	case isActive == nil:
+		return store.AnyRegistration
+	case *isActive:
+		return store.ActiveRegistration
+	default:
+		return store.InactiveRegistration
+	}
+}
+
+// slashingDatesFrom parses the optional date range of the slashings: each
+// date bounds the range on its side, and endAt may not be before startAt.
+func slashingDatesFrom(startAt, endAt *string) (start, end *time.Time, err error) {
+	if startAt != nil && *startAt != "" {
+		t, err := parseISOTime("startAt", *startAt)
+		if err != nil {
+			return nil, nil, err
+		}
+		start = &t
+	}
+	if endAt != nil && *endAt != "" {
+		t, err := parseISOTime("endAt", *endAt)
+		if err != nil {
+			return nil, nil, err
+		}
+		end = &t
+	}
+	if start != nil && end != nil && end.Before(*start) {
+		return nil, nil, fmt.Errorf("%w: endAt is before startAt", derrors.InvalidArgument)
+	}
+	return start, end, nil
+}

@@ -123,11 +123,13 @@ func unseenStaker(address string) *model.Staker {
 
 func strategySharesFromStore(s store.StrategyShares) *model.StrategyShares {
 	return &model.StrategyShares{
-		StrategyAddress: s.StrategyAddress,
-		Shares:          s.Shares,
-		UnderlyingToken: s.UnderlyingToken,
-		UnderlyingValue: model.DecimalToFloat(s.UnderlyingValue),
-		EthValue:        model.DecimalToFloat(s.ETHValue),
+		StrategyAddress:    s.StrategyAddress,
+		Shares:             s.Shares,
+		DepositShares:      s.DepositShares,
+		WithdrawableShares: s.WithdrawableShares,
+		UnderlyingToken:    s.UnderlyingToken,
+		UnderlyingValue:    model.DecimalToFloat(s.UnderlyingValue),
+		EthValue:           model.DecimalToFloat(s.ETHValue),
 	}
 }
 
@@ -234,6 +236,10 @@ func rewardsSubmissionFromStore(r *store.RewardsSubmission) *model.RewardsSubmis
 		TokenAddress:          r.TokenAddress,
 		AvsAddress:            r.AVSAddress,
 		IsForAll:              r.ForAll,
+		Kind:                  model.RewardsSubmissionKind(r.Kind),
+		OperatorSetID:         optionalInt(r.OperatorSetID),
+		Submitter:             r.Submitter,
+		Description:           r.Description,
 		Tx:                    r.TxHash,
 		BlockNumber:           int(r.BlockNumber),
 		BlockTime:             r.BlockTime,
@@ -242,6 +248,85 @@ func rewardsSubmissionFromStore(r *store.RewardsSubmission) *model.RewardsSubmis
 
 func submissionStrategyFromStore(s store.RewardsSubmissionStrategy) *model.RewardsSubmissionStrategy {
 	return &model.RewardsSubmissionStrategy{StrategyAddress: s.StrategyAddress, Multiplier: s.Multiplier, Amount: s.Amount}
+}
+
+func submissionOperatorFromStore(o store.RewardsSubmissionOperator) *model.RewardsSubmissionOperator {
+	return &model.RewardsSubmissionOperator{OperatorAddress: o.OperatorAddress, Amount: o.Amount}
+}
+
+func operatorSetFromStore(s *store.OperatorSet) *model.OperatorSet {
+	return &model.OperatorSet{
+		AvsAddress:     s.AVSAddress,
+		ID:             int(s.ID),
+		Strategies:     nonNil([]string(s.Strategies)),
+		TotalOperators: s.TotalOperators,
+		CreatedAtBlock: int(s.CreatedAtBlock),
+		CreatedAt:      s.CreatedAt,
+	}
+}
+
+func operatorSetMemberFromStore(m store.OperatorSetMember) *model.OperatorSetMember {
+	return &model.OperatorSetMember{
+		OperatorAddress: m.OperatorAddress,
+		AvsAddress:      m.AVSAddress,
+		OperatorSetID:   int(m.OperatorSetID),
+		IsActive:        m.IsActive,
+		CreatedAtBlock:  int(m.CreatedAtBlock),
+		CreatedAt:       m.CreatedAt,
+		UpdatedAtBlock:  int(m.UpdatedAtBlock),
+		UpdatedAt:       m.UpdatedAt,
+	}
+}
+
+func allocationFromStore(a store.Allocation) *model.Allocation {
+	return &model.Allocation{
+		OperatorAddress:  a.OperatorAddress,
+		AvsAddress:       a.AVSAddress,
+		OperatorSetID:    int(a.OperatorSetID),
+		StrategyAddress:  a.StrategyAddress,
+		Magnitude:        a.Magnitude,
+		PendingMagnitude: a.PendingMagnitude,
+		EffectBlock:      optionalInt(a.EffectBlock),
+		MaxMagnitude:     a.MaxMagnitude,
+		AllocatedShares:  a.AllocatedShares,
+		UpdatedAtBlock:   int(a.UpdatedAtBlock),
+		UpdatedAt:        a.UpdatedAt,
+	}
+}
+
+func maxMagnitudeFromStore(m store.MaxMagnitude) *model.MaxMagnitude {
+	return &model.MaxMagnitude{StrategyAddress: m.StrategyAddress, MaxMagnitude: m.MaxMagnitude}
+}
+
+// slashingFromStore converts a slashing; its per-strategy arrays are
+// parallel (the store reads them so), and a missing element reads as 0.
+func slashingFromStore(s store.Slashing) *model.Slashing {
+	at := func(list []string, i int) string {
+		if i < len(list) {
+			return list[i]
+		}
+		return "0"
+	}
+	strategies := make([]*model.SlashedStrategy, len(s.Strategies))
+	for i, addr := range s.Strategies {
+		strategies[i] = &model.SlashedStrategy{
+			StrategyAddress: addr,
+			WadSlashed:      at(s.WadsSlashed, i),
+			SharesSlashed:   at(s.SharesSlashed, i),
+			SharesBurned:    at(s.SharesBurned, i),
+		}
+	}
+	return &model.Slashing{
+		OperatorAddress: s.OperatorAddress,
+		AvsAddress:      s.AVSAddress,
+		OperatorSetID:   int(s.OperatorSetID),
+		Strategies:      strategies,
+		Description:     s.Description,
+		BlockNumber:     int(s.BlockNumber),
+		LogIndex:        s.LogIndex,
+		TransactionHash: s.TxHash,
+		CreatedAt:       s.BlockTime,
+	}
 }
 
 func strategyRewardTokensFromStore(s store.StrategyRewardTokens) *model.StrategyRewardTokens {
@@ -320,6 +405,14 @@ func decimalRat(s string) *big.Rat {
 func ratToFloat(r *big.Rat) float64 {
 	f, _ := r.Float64()
 	return f
+}
+
+func optionalInt(n *int64) *int {
+	if n == nil {
+		return nil
+	}
+	i := int(*n)
+	return &i
 }
 
 func optionalFloat(s *string) *float64 {

@@ -7,8 +7,9 @@ import (
 
 // EntityCache keeps, between requests, the records of the small tables that
 // nearly every page reads by key: AVS, operators, strategies, their shares,
-// registrations, APYs, curated metadata, reward totals and the TVL computed
-// from the shares. With it, a request the response cache misses reaches
+// registrations, APYs, curated metadata, reward totals, operator sets with
+// their allocated stake, operators' max magnitudes and the TVL computed from
+// the shares. With it, a request the response cache misses reaches
 // PostgreSQL only for what is particular to it (the page of a list, its
 // count, a staker's history), not for the records the page shows.
 //

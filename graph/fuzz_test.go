@@ -142,20 +142,48 @@ var argumentQueries = []string{
 	  withdrawal(withdrawalRoot: $text) { withdrawalRoot }
 	  rewardsSubmission(rewardsSubmissionHash: $text) { rewardsSubmissionHash }
 	}`,
+	`query($addr: Address!, $id: Int!, $skip: Int, $take: Int, $active: Boolean) {
+	  operatorSet(avs: $addr, id: $id) { id allocatedStake { shares } }
+	  operatorSets(avs: $addr, skip: $skip, take: $take) { data { id } meta { total } }
+	  avs(address: $addr) {
+	    operatorSets(skip: $skip, take: $take) {
+	      data {
+	        operators(isActive: $active, skip: $skip, take: $take) { data { allocations { allocatedShares } } meta { total } }
+	        slashings(skip: $skip, take: $take) { data { description } meta { total } }
+	        rewardsSubmissions(skip: $skip, take: $take) { data { operators { amount } } meta { total } }
+	      }
+	      meta { total }
+	    }
+	  }
+	}`,
+	`query($addr: Address!, $skip: Int, $take: Int, $active: Boolean) {
+	  operator(address: $addr) {
+	    maxMagnitudes { maxMagnitude }
+	    allocations(skip: $skip, take: $take) { data { allocatedShares } meta { total } }
+	    operatorSets(isActive: $active, skip: $skip, take: $take) { data { operatorSetId } meta { total } }
+	    slashings(skip: $skip, take: $take) { data { description } meta { total } }
+	  }
+	}`,
+	`query($addr: Address, $other: Address, $startAt: String, $endAt: String, $skip: Int, $take: Int) {
+	  slashings(avs: $addr, operator: $other, strategy: $other, startAt: $startAt, endAt: $endAt, skip: $skip, take: $take) {
+	    data { strategies { sharesSlashed } } meta { total } }
+	  withdrawals(stakerAddress: $addr, skip: $skip, take: $take) {
+	    data { payoutShares { shares } scaledShares { scaledShares } } meta { total } }
+	}`,
 }
 
 // FuzzGraphQLArguments runs each argument query with fuzzed variables. An
 // empty addr stands for an address of the right kind that exists.
 func FuzzGraphQLArguments(f *testing.F) {
 	h, known := fuzzHandler(f)
-	kinds := []string{"", "", "avs", "staker", "operator", "staker", "strategy", ""}
+	kinds := []string{"", "", "avs", "staker", "operator", "staker", "strategy", "", "avs", "operator", ""}
 	f.Fuzz(func(t *testing.T, query uint8, flags uint8, text string, skip, take int64, startAt, endAt, addr string) {
 		i := int(query) % len(argumentQueries)
 		if addr == "" {
 			addr = known[kinds[i]]
 		}
 		vars := map[string]any{
-			"text": text, "skip": skip, "take": take, "startAt": startAt, "endAt": endAt, "addr": addr,
+			"text": text, "skip": skip, "take": take, "startAt": startAt, "endAt": endAt, "addr": addr, "id": skip,
 			"mode":    []string{"contains", "startsWith"}[flags&1],
 			"order":   []string{"asc", "desc"}[flags>>1&1],
 			"inv":     flags&4 != 0,

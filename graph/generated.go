@@ -29,6 +29,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Allocation() AllocationResolver
 	Avs() AvsResolver
 	AvsOperator() AvsOperatorResolver
 	AvsRegistration() AvsRegistrationResolver
@@ -37,10 +38,15 @@ type ResolverRoot interface {
 	Deposit() DepositResolver
 	Metrics() MetricsResolver
 	Operator() OperatorResolver
+	OperatorSet() OperatorSetResolver
+	OperatorSetMember() OperatorSetMemberResolver
 	PageMeta() PageMetaResolver
 	Query() QueryResolver
 	RewardsSubmission() RewardsSubmissionResolver
+	RewardsSubmissionOperator() RewardsSubmissionOperatorResolver
 	RewardsSubmissionStrategy() RewardsSubmissionStrategyResolver
+	SlashedStrategy() SlashedStrategyResolver
+	Slashing() SlashingResolver
 	Staker() StakerResolver
 	Strategy() StrategyResolver
 	StrategyShares() StrategySharesResolver
@@ -51,6 +57,28 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Allocation struct {
+		AllocatedShares  func(childComplexity int) int
+		AvsAddress       func(childComplexity int) int
+		EffectBlock      func(childComplexity int) int
+		Magnitude        func(childComplexity int) int
+		MaxMagnitude     func(childComplexity int) int
+		Operator         func(childComplexity int) int
+		OperatorAddress  func(childComplexity int) int
+		OperatorSet      func(childComplexity int) int
+		OperatorSetID    func(childComplexity int) int
+		PendingMagnitude func(childComplexity int) int
+		Strategy         func(childComplexity int) int
+		StrategyAddress  func(childComplexity int) int
+		UpdatedAt        func(childComplexity int) int
+		UpdatedAtBlock   func(childComplexity int) int
+	}
+
+	AllocationPage struct {
+		Data func(childComplexity int) int
+		Meta func(childComplexity int) int
+	}
+
 	Avs struct {
 		Address               func(childComplexity int) int
 		CreatedAt             func(childComplexity int) int
@@ -65,6 +93,7 @@ type ComplexityRoot struct {
 		MetadataTelegram      func(childComplexity int) int
 		MetadataWebsite       func(childComplexity int) int
 		MetadataX             func(childComplexity int) int
+		OperatorSets          func(childComplexity int, skip *int, take *int) int
 		Operators             func(childComplexity int, searchMode *model.SearchMode, searchByText *string, isActive *bool, sortByTvl *model.SortOrder, skip *int, take *int) int
 		RestakeableStrategies func(childComplexity int) int
 		Rewards               func(childComplexity int) int
@@ -229,6 +258,11 @@ type ComplexityRoot struct {
 		Meta func(childComplexity int) int
 	}
 
+	MaxMagnitude struct {
+		MaxMagnitude    func(childComplexity int) int
+		StrategyAddress func(childComplexity int) int
+	}
+
 	Metrics struct {
 		DeploymentRatio    func(childComplexity int) int
 		RestakingTvl       func(childComplexity int) int
@@ -248,12 +282,14 @@ type ComplexityRoot struct {
 
 	Operator struct {
 		Address             func(childComplexity int) int
+		Allocations         func(childComplexity int, skip *int, take *int) int
 		AvsRegistrations    func(childComplexity int) int
 		CreatedAt           func(childComplexity int) int
 		CreatedAtBlock      func(childComplexity int) int
 		DelegationEvents    func(childComplexity int, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) int
 		MaxApy              func(childComplexity int) int
 		MaxApyNumber        func(childComplexity int) int
+		MaxMagnitudes       func(childComplexity int) int
 		MetadataDescription func(childComplexity int) int
 		MetadataDiscord     func(childComplexity int) int
 		MetadataLogo        func(childComplexity int) int
@@ -261,7 +297,9 @@ type ComplexityRoot struct {
 		MetadataTelegram    func(childComplexity int) int
 		MetadataWebsite     func(childComplexity int) int
 		MetadataX           func(childComplexity int) int
+		OperatorSets        func(childComplexity int, isActive *bool, skip *int, take *int) int
 		Shares              func(childComplexity int) int
+		Slashings           func(childComplexity int, skip *int, take *int) int
 		Stakers             func(childComplexity int, skip *int, take *int) int
 		TotalAvs            func(childComplexity int) int
 		TotalStakers        func(childComplexity int) int
@@ -271,6 +309,45 @@ type ComplexityRoot struct {
 	}
 
 	OperatorPage struct {
+		Data func(childComplexity int) int
+		Meta func(childComplexity int) int
+	}
+
+	OperatorSet struct {
+		AllocatedStake     func(childComplexity int) int
+		AllocatedTvl       func(childComplexity int) int
+		Avs                func(childComplexity int) int
+		AvsAddress         func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		CreatedAtBlock     func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Operators          func(childComplexity int, isActive *bool, skip *int, take *int) int
+		RewardsSubmissions func(childComplexity int, skip *int, take *int) int
+		Slashings          func(childComplexity int, skip *int, take *int) int
+		Strategies         func(childComplexity int) int
+		TotalOperators     func(childComplexity int) int
+	}
+
+	OperatorSetMember struct {
+		Allocations     func(childComplexity int) int
+		AvsAddress      func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		CreatedAtBlock  func(childComplexity int) int
+		IsActive        func(childComplexity int) int
+		Operator        func(childComplexity int) int
+		OperatorAddress func(childComplexity int) int
+		OperatorSet     func(childComplexity int) int
+		OperatorSetID   func(childComplexity int) int
+		UpdatedAt       func(childComplexity int) int
+		UpdatedAtBlock  func(childComplexity int) int
+	}
+
+	OperatorSetMemberPage struct {
+		Data func(childComplexity int) int
+		Meta func(childComplexity int) int
+	}
+
+	OperatorSetPage struct {
 		Data func(childComplexity int) int
 		Meta func(childComplexity int) int
 	}
@@ -287,9 +364,12 @@ type ComplexityRoot struct {
 		AvsList           func(childComplexity int, searchMode *model.SearchMode, searchByText *string, sortByApy *model.SortOrder, sortByTvl *model.SortOrder, sortByTotalStakers *model.SortOrder, sortByTotalOperators *model.SortOrder, includeInvisible *bool, skip *int, take *int) int
 		Metrics           func(childComplexity int) int
 		Operator          func(childComplexity int, address string) int
+		OperatorSet       func(childComplexity int, avs string, id int) int
+		OperatorSets      func(childComplexity int, avs *string, skip *int, take *int) int
 		Operators         func(childComplexity int, searchMode *model.SearchMode, searchByText *string, sortByApy *model.SortOrder, sortByTvl *model.SortOrder, sortByTotalAvs *model.SortOrder, sortByTotalStakers *model.SortOrder, skip *int, take *int) int
 		RewardStrategies  func(childComplexity int) int
 		RewardsSubmission func(childComplexity int, rewardsSubmissionHash string) int
+		Slashings         func(childComplexity int, avs *string, operator *string, strategy *string, startAt *string, endAt *string, skip *int, take *int) int
 		Staker            func(childComplexity int, address string) int
 		Strategies        func(childComplexity int) int
 		Strategy          func(childComplexity int, address string) int
@@ -315,14 +395,31 @@ type ComplexityRoot struct {
 		AvsAddress            func(childComplexity int) int
 		BlockNumber           func(childComplexity int) int
 		BlockTime             func(childComplexity int) int
+		Description           func(childComplexity int) int
 		Duration              func(childComplexity int) int
 		IsForAll              func(childComplexity int) int
+		Kind                  func(childComplexity int) int
+		OperatorSet           func(childComplexity int) int
+		OperatorSetID         func(childComplexity int) int
+		Operators             func(childComplexity int) int
 		RewardsSubmissionHash func(childComplexity int) int
 		StartTimestamp        func(childComplexity int) int
 		Strategies            func(childComplexity int) int
+		Submitter             func(childComplexity int) int
 		TokenAddress          func(childComplexity int) int
 		TotalAmount           func(childComplexity int) int
 		Tx                    func(childComplexity int) int
+	}
+
+	RewardsSubmissionOperator struct {
+		Amount          func(childComplexity int) int
+		Operator        func(childComplexity int) int
+		OperatorAddress func(childComplexity int) int
+	}
+
+	RewardsSubmissionPage struct {
+		Data func(childComplexity int) int
+		Meta func(childComplexity int) int
 	}
 
 	RewardsSubmissionStrategy struct {
@@ -330,6 +427,38 @@ type ComplexityRoot struct {
 		Multiplier      func(childComplexity int) int
 		Strategy        func(childComplexity int) int
 		StrategyAddress func(childComplexity int) int
+	}
+
+	ScaledShares struct {
+		ScaledShares    func(childComplexity int) int
+		StrategyAddress func(childComplexity int) int
+	}
+
+	SlashedStrategy struct {
+		SharesBurned    func(childComplexity int) int
+		SharesSlashed   func(childComplexity int) int
+		Strategy        func(childComplexity int) int
+		StrategyAddress func(childComplexity int) int
+		WadSlashed      func(childComplexity int) int
+	}
+
+	Slashing struct {
+		AvsAddress      func(childComplexity int) int
+		BlockNumber     func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		Description     func(childComplexity int) int
+		LogIndex        func(childComplexity int) int
+		Operator        func(childComplexity int) int
+		OperatorAddress func(childComplexity int) int
+		OperatorSet     func(childComplexity int) int
+		OperatorSetID   func(childComplexity int) int
+		Strategies      func(childComplexity int) int
+		TransactionHash func(childComplexity int) int
+	}
+
+	SlashingPage struct {
+		Data func(childComplexity int) int
+		Meta func(childComplexity int) int
 	}
 
 	Staker struct {
@@ -384,12 +513,14 @@ type ComplexityRoot struct {
 	}
 
 	StrategyShares struct {
-		EthValue        func(childComplexity int) int
-		Shares          func(childComplexity int) int
-		Strategy        func(childComplexity int) int
-		StrategyAddress func(childComplexity int) int
-		UnderlyingToken func(childComplexity int) int
-		UnderlyingValue func(childComplexity int) int
+		DepositShares      func(childComplexity int) int
+		EthValue           func(childComplexity int) int
+		Shares             func(childComplexity int) int
+		Strategy           func(childComplexity int) int
+		StrategyAddress    func(childComplexity int) int
+		UnderlyingToken    func(childComplexity int) int
+		UnderlyingValue    func(childComplexity int) int
+		WithdrawableShares func(childComplexity int) int
 	}
 
 	StrategyTvl struct {
@@ -417,6 +548,8 @@ type ComplexityRoot struct {
 		IsCompleted         func(childComplexity int) int
 		IsWithdrawable      func(childComplexity int) int
 		Nonce               func(childComplexity int) int
+		PayoutShares        func(childComplexity int) int
+		ScaledShares        func(childComplexity int) int
 		Shares              func(childComplexity int) int
 		Staker              func(childComplexity int) int
 		StakerAddress       func(childComplexity int) int
@@ -443,6 +576,13 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AllocationResolver interface {
+	Operator(ctx context.Context, obj *model.Allocation) (*model.Operator, error)
+
+	OperatorSet(ctx context.Context, obj *model.Allocation) (*model.OperatorSet, error)
+
+	Strategy(ctx context.Context, obj *model.Allocation) (*model.Strategy, error)
+}
 type AvsResolver interface {
 	Shares(ctx context.Context, obj *model.Avs) ([]*model.StrategyShares, error)
 	Tvl(ctx context.Context, obj *model.Avs) (*model.Tvl, error)
@@ -451,6 +591,7 @@ type AvsResolver interface {
 	Operators(ctx context.Context, obj *model.Avs, searchMode *model.SearchMode, searchByText *string, isActive *bool, sortByTvl *model.SortOrder, skip *int, take *int) (*model.AvsOperatorPage, error)
 	Stakers(ctx context.Context, obj *model.Avs, skip *int, take *int) (*model.StakerPage, error)
 	Rewards(ctx context.Context, obj *model.Avs) (*model.AvsRewards, error)
+	OperatorSets(ctx context.Context, obj *model.Avs, skip *int, take *int) (*model.OperatorSetPage, error)
 }
 type AvsOperatorResolver interface {
 	Shares(ctx context.Context, obj *model.AvsOperator) ([]*model.StrategyShares, error)
@@ -495,6 +636,26 @@ type OperatorResolver interface {
 	AvsRegistrations(ctx context.Context, obj *model.Operator) ([]*model.AvsRegistration, error)
 	Stakers(ctx context.Context, obj *model.Operator, skip *int, take *int) (*model.StakerPage, error)
 	DelegationEvents(ctx context.Context, obj *model.Operator, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.DelegationEventPage, error)
+	MaxMagnitudes(ctx context.Context, obj *model.Operator) ([]*model.MaxMagnitude, error)
+	Allocations(ctx context.Context, obj *model.Operator, skip *int, take *int) (*model.AllocationPage, error)
+	OperatorSets(ctx context.Context, obj *model.Operator, isActive *bool, skip *int, take *int) (*model.OperatorSetMemberPage, error)
+	Slashings(ctx context.Context, obj *model.Operator, skip *int, take *int) (*model.SlashingPage, error)
+}
+type OperatorSetResolver interface {
+	Avs(ctx context.Context, obj *model.OperatorSet) (*model.Avs, error)
+
+	AllocatedStake(ctx context.Context, obj *model.OperatorSet) ([]*model.StrategyShares, error)
+	AllocatedTvl(ctx context.Context, obj *model.OperatorSet) (*model.Tvl, error)
+	Operators(ctx context.Context, obj *model.OperatorSet, isActive *bool, skip *int, take *int) (*model.OperatorSetMemberPage, error)
+	Slashings(ctx context.Context, obj *model.OperatorSet, skip *int, take *int) (*model.SlashingPage, error)
+	RewardsSubmissions(ctx context.Context, obj *model.OperatorSet, skip *int, take *int) (*model.RewardsSubmissionPage, error)
+}
+type OperatorSetMemberResolver interface {
+	Operator(ctx context.Context, obj *model.OperatorSetMember) (*model.Operator, error)
+
+	OperatorSet(ctx context.Context, obj *model.OperatorSetMember) (*model.OperatorSet, error)
+
+	Allocations(ctx context.Context, obj *model.OperatorSetMember) ([]*model.Allocation, error)
 }
 type PageMetaResolver interface {
 	Total(ctx context.Context, obj *model.PageMeta) (int, error)
@@ -508,6 +669,9 @@ type QueryResolver interface {
 	Staker(ctx context.Context, address string) (*model.Staker, error)
 	Withdrawals(ctx context.Context, stakerAddress *string, delegatedTo *string, strategyAddress *string, status *model.WithdrawalStatus, skip *int, take *int) (*model.WithdrawalPage, error)
 	Withdrawal(ctx context.Context, withdrawalRoot string) (*model.Withdrawal, error)
+	OperatorSet(ctx context.Context, avs string, id int) (*model.OperatorSet, error)
+	OperatorSets(ctx context.Context, avs *string, skip *int, take *int) (*model.OperatorSetPage, error)
+	Slashings(ctx context.Context, avs *string, operator *string, strategy *string, startAt *string, endAt *string, skip *int, take *int) (*model.SlashingPage, error)
 	Strategies(ctx context.Context) ([]*model.Strategy, error)
 	Strategy(ctx context.Context, address string) (*model.Strategy, error)
 	RewardsSubmission(ctx context.Context, rewardsSubmissionHash string) (*model.RewardsSubmission, error)
@@ -518,9 +682,24 @@ type RewardsSubmissionResolver interface {
 	Strategies(ctx context.Context, obj *model.RewardsSubmission) ([]*model.RewardsSubmissionStrategy, error)
 
 	Avs(ctx context.Context, obj *model.RewardsSubmission) (*model.Avs, error)
+
+	OperatorSet(ctx context.Context, obj *model.RewardsSubmission) (*model.OperatorSet, error)
+
+	Operators(ctx context.Context, obj *model.RewardsSubmission) ([]*model.RewardsSubmissionOperator, error)
+}
+type RewardsSubmissionOperatorResolver interface {
+	Operator(ctx context.Context, obj *model.RewardsSubmissionOperator) (*model.Operator, error)
 }
 type RewardsSubmissionStrategyResolver interface {
 	Strategy(ctx context.Context, obj *model.RewardsSubmissionStrategy) (*model.Strategy, error)
+}
+type SlashedStrategyResolver interface {
+	Strategy(ctx context.Context, obj *model.SlashedStrategy) (*model.Strategy, error)
+}
+type SlashingResolver interface {
+	Operator(ctx context.Context, obj *model.Slashing) (*model.Operator, error)
+
+	OperatorSet(ctx context.Context, obj *model.Slashing) (*model.OperatorSet, error)
 }
 type StakerResolver interface {
 	DelegatedTo(ctx context.Context, obj *model.Staker) (*model.Operator, error)
@@ -539,6 +718,8 @@ type StrategySharesResolver interface {
 }
 type WithdrawalResolver interface {
 	Shares(ctx context.Context, obj *model.Withdrawal) ([]*model.StrategyShares, error)
+	ScaledShares(ctx context.Context, obj *model.Withdrawal) ([]*model.ScaledShares, error)
+	PayoutShares(ctx context.Context, obj *model.Withdrawal) ([]*model.StrategyShares, error)
 
 	Staker(ctx context.Context, obj *model.Withdrawal) (*model.Staker, error)
 	DelegatedToOperator(ctx context.Context, obj *model.Withdrawal) (*model.Operator, error)
@@ -562,6 +743,104 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Allocation.allocatedShares":
+		if e.ComplexityRoot.Allocation.AllocatedShares == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.AllocatedShares(childComplexity), true
+	case "Allocation.avsAddress":
+		if e.ComplexityRoot.Allocation.AvsAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.AvsAddress(childComplexity), true
+	case "Allocation.effectBlock":
+		if e.ComplexityRoot.Allocation.EffectBlock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.EffectBlock(childComplexity), true
+	case "Allocation.magnitude":
+		if e.ComplexityRoot.Allocation.Magnitude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.Magnitude(childComplexity), true
+	case "Allocation.maxMagnitude":
+		if e.ComplexityRoot.Allocation.MaxMagnitude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.MaxMagnitude(childComplexity), true
+	case "Allocation.operator":
+		if e.ComplexityRoot.Allocation.Operator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.Operator(childComplexity), true
+	case "Allocation.operatorAddress":
+		if e.ComplexityRoot.Allocation.OperatorAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.OperatorAddress(childComplexity), true
+	case "Allocation.operatorSet":
+		if e.ComplexityRoot.Allocation.OperatorSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.OperatorSet(childComplexity), true
+	case "Allocation.operatorSetId":
+		if e.ComplexityRoot.Allocation.OperatorSetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.OperatorSetID(childComplexity), true
+	case "Allocation.pendingMagnitude":
+		if e.ComplexityRoot.Allocation.PendingMagnitude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.PendingMagnitude(childComplexity), true
+	case "Allocation.strategy":
+		if e.ComplexityRoot.Allocation.Strategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.Strategy(childComplexity), true
+	case "Allocation.strategyAddress":
+		if e.ComplexityRoot.Allocation.StrategyAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.StrategyAddress(childComplexity), true
+	case "Allocation.updatedAt":
+		if e.ComplexityRoot.Allocation.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.UpdatedAt(childComplexity), true
+	case "Allocation.updatedAtBlock":
+		if e.ComplexityRoot.Allocation.UpdatedAtBlock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Allocation.UpdatedAtBlock(childComplexity), true
+
+	case "AllocationPage.data":
+		if e.ComplexityRoot.AllocationPage.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AllocationPage.Data(childComplexity), true
+	case "AllocationPage.meta":
+		if e.ComplexityRoot.AllocationPage.Meta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AllocationPage.Meta(childComplexity), true
 
 	case "Avs.address":
 		if e.ComplexityRoot.Avs.Address == nil {
@@ -641,6 +920,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Avs.MetadataX(childComplexity), true
+	case "Avs.operatorSets":
+		if e.ComplexityRoot.Avs.OperatorSets == nil {
+			break
+		}
+
+		args, err := ec.field_Avs_operatorSets_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Avs.OperatorSets(childComplexity, args["skip"].(*int), args["take"].(*int)), true
 	case "Avs.operators":
 		if e.ComplexityRoot.Avs.Operators == nil {
 			break
@@ -1323,6 +1613,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DepositPage.Meta(childComplexity), true
 
+	case "MaxMagnitude.maxMagnitude":
+		if e.ComplexityRoot.MaxMagnitude.MaxMagnitude == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MaxMagnitude.MaxMagnitude(childComplexity), true
+	case "MaxMagnitude.strategyAddress":
+		if e.ComplexityRoot.MaxMagnitude.StrategyAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MaxMagnitude.StrategyAddress(childComplexity), true
+
 	case "Metrics.deploymentRatio":
 		if e.ComplexityRoot.Metrics.DeploymentRatio == nil {
 			break
@@ -1424,6 +1727,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Operator.Address(childComplexity), true
+	case "Operator.allocations":
+		if e.ComplexityRoot.Operator.Allocations == nil {
+			break
+		}
+
+		args, err := ec.field_Operator_allocations_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Operator.Allocations(childComplexity, args["skip"].(*int), args["take"].(*int)), true
 	case "Operator.avsRegistrations":
 		if e.ComplexityRoot.Operator.AvsRegistrations == nil {
 			break
@@ -1465,6 +1779,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Operator.MaxApyNumber(childComplexity), true
+	case "Operator.maxMagnitudes":
+		if e.ComplexityRoot.Operator.MaxMagnitudes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operator.MaxMagnitudes(childComplexity), true
 	case "Operator.metadataDescription":
 		if e.ComplexityRoot.Operator.MetadataDescription == nil {
 			break
@@ -1507,12 +1827,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Operator.MetadataX(childComplexity), true
+	case "Operator.operatorSets":
+		if e.ComplexityRoot.Operator.OperatorSets == nil {
+			break
+		}
+
+		args, err := ec.field_Operator_operatorSets_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Operator.OperatorSets(childComplexity, args["isActive"].(*bool), args["skip"].(*int), args["take"].(*int)), true
 	case "Operator.shares":
 		if e.ComplexityRoot.Operator.Shares == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Operator.Shares(childComplexity), true
+	case "Operator.slashings":
+		if e.ComplexityRoot.Operator.Slashings == nil {
+			break
+		}
+
+		args, err := ec.field_Operator_slashings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Operator.Slashings(childComplexity, args["skip"].(*int), args["take"].(*int)), true
 	case "Operator.stakers":
 		if e.ComplexityRoot.Operator.Stakers == nil {
 			break
@@ -1567,6 +1909,187 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperatorPage.Meta(childComplexity), true
+
+	case "OperatorSet.allocatedStake":
+		if e.ComplexityRoot.OperatorSet.AllocatedStake == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSet.AllocatedStake(childComplexity), true
+	case "OperatorSet.allocatedTvl":
+		if e.ComplexityRoot.OperatorSet.AllocatedTvl == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSet.AllocatedTvl(childComplexity), true
+	case "OperatorSet.avs":
+		if e.ComplexityRoot.OperatorSet.Avs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSet.Avs(childComplexity), true
+	case "OperatorSet.avsAddress":
+		if e.ComplexityRoot.OperatorSet.AvsAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSet.AvsAddress(childComplexity), true
+	case "OperatorSet.createdAt":
+		if e.ComplexityRoot.OperatorSet.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSet.CreatedAt(childComplexity), true
+	case "OperatorSet.createdAtBlock":
+		if e.ComplexityRoot.OperatorSet.CreatedAtBlock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSet.CreatedAtBlock(childComplexity), true
+	case "OperatorSet.id":
+		if e.ComplexityRoot.OperatorSet.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSet.ID(childComplexity), true
+	case "OperatorSet.operators":
+		if e.ComplexityRoot.OperatorSet.Operators == nil {
+			break
+		}
+
+		args, err := ec.field_OperatorSet_operators_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.OperatorSet.Operators(childComplexity, args["isActive"].(*bool), args["skip"].(*int), args["take"].(*int)), true
+	case "OperatorSet.rewardsSubmissions":
+		if e.ComplexityRoot.OperatorSet.RewardsSubmissions == nil {
+			break
+		}
+
+		args, err := ec.field_OperatorSet_rewardsSubmissions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.OperatorSet.RewardsSubmissions(childComplexity, args["skip"].(*int), args["take"].(*int)), true
+	case "OperatorSet.slashings":
+		if e.ComplexityRoot.OperatorSet.Slashings == nil {
+			break
+		}
+
+		args, err := ec.field_OperatorSet_slashings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.OperatorSet.Slashings(childComplexity, args["skip"].(*int), args["take"].(*int)), true
+	case "OperatorSet.strategies":
+		if e.ComplexityRoot.OperatorSet.Strategies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSet.Strategies(childComplexity), true
+	case "OperatorSet.totalOperators":
+		if e.ComplexityRoot.OperatorSet.TotalOperators == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSet.TotalOperators(childComplexity), true
+
+	case "OperatorSetMember.allocations":
+		if e.ComplexityRoot.OperatorSetMember.Allocations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMember.Allocations(childComplexity), true
+	case "OperatorSetMember.avsAddress":
+		if e.ComplexityRoot.OperatorSetMember.AvsAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMember.AvsAddress(childComplexity), true
+	case "OperatorSetMember.createdAt":
+		if e.ComplexityRoot.OperatorSetMember.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMember.CreatedAt(childComplexity), true
+	case "OperatorSetMember.createdAtBlock":
+		if e.ComplexityRoot.OperatorSetMember.CreatedAtBlock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMember.CreatedAtBlock(childComplexity), true
+	case "OperatorSetMember.isActive":
+		if e.ComplexityRoot.OperatorSetMember.IsActive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMember.IsActive(childComplexity), true
+	case "OperatorSetMember.operator":
+		if e.ComplexityRoot.OperatorSetMember.Operator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMember.Operator(childComplexity), true
+	case "OperatorSetMember.operatorAddress":
+		if e.ComplexityRoot.OperatorSetMember.OperatorAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMember.OperatorAddress(childComplexity), true
+	case "OperatorSetMember.operatorSet":
+		if e.ComplexityRoot.OperatorSetMember.OperatorSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMember.OperatorSet(childComplexity), true
+	case "OperatorSetMember.operatorSetId":
+		if e.ComplexityRoot.OperatorSetMember.OperatorSetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMember.OperatorSetID(childComplexity), true
+	case "OperatorSetMember.updatedAt":
+		if e.ComplexityRoot.OperatorSetMember.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMember.UpdatedAt(childComplexity), true
+	case "OperatorSetMember.updatedAtBlock":
+		if e.ComplexityRoot.OperatorSetMember.UpdatedAtBlock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMember.UpdatedAtBlock(childComplexity), true
+
+	case "OperatorSetMemberPage.data":
+		if e.ComplexityRoot.OperatorSetMemberPage.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMemberPage.Data(childComplexity), true
+	case "OperatorSetMemberPage.meta":
+		if e.ComplexityRoot.OperatorSetMemberPage.Meta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetMemberPage.Meta(childComplexity), true
+
+	case "OperatorSetPage.data":
+		if e.ComplexityRoot.OperatorSetPage.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetPage.Data(childComplexity), true
+	case "OperatorSetPage.meta":
+		if e.ComplexityRoot.OperatorSetPage.Meta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorSetPage.Meta(childComplexity), true
 
 	case "PageMeta.skip":
 		if e.ComplexityRoot.PageMeta.Skip == nil {
@@ -1638,6 +2161,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Operator(childComplexity, args["address"].(string)), true
+	case "Query.operatorSet":
+		if e.ComplexityRoot.Query.OperatorSet == nil {
+			break
+		}
+
+		args, err := ec.field_Query_operatorSet_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OperatorSet(childComplexity, args["avs"].(string), args["id"].(int)), true
+	case "Query.operatorSets":
+		if e.ComplexityRoot.Query.OperatorSets == nil {
+			break
+		}
+
+		args, err := ec.field_Query_operatorSets_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OperatorSets(childComplexity, args["avs"].(*string), args["skip"].(*int), args["take"].(*int)), true
 	case "Query.operators":
 		if e.ComplexityRoot.Query.Operators == nil {
 			break
@@ -1666,6 +2211,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.RewardsSubmission(childComplexity, args["rewardsSubmissionHash"].(string)), true
+	case "Query.slashings":
+		if e.ComplexityRoot.Query.Slashings == nil {
+			break
+		}
+
+		args, err := ec.field_Query_slashings_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Slashings(childComplexity, args["avs"].(*string), args["operator"].(*string), args["strategy"].(*string), args["startAt"].(*string), args["endAt"].(*string), args["skip"].(*int), args["take"].(*int)), true
 	case "Query.staker":
 		if e.ComplexityRoot.Query.Staker == nil {
 			break
@@ -1785,6 +2341,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RewardsSubmission.BlockTime(childComplexity), true
+	case "RewardsSubmission.description":
+		if e.ComplexityRoot.RewardsSubmission.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmission.Description(childComplexity), true
 	case "RewardsSubmission.duration":
 		if e.ComplexityRoot.RewardsSubmission.Duration == nil {
 			break
@@ -1797,6 +2359,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RewardsSubmission.IsForAll(childComplexity), true
+	case "RewardsSubmission.kind":
+		if e.ComplexityRoot.RewardsSubmission.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmission.Kind(childComplexity), true
+	case "RewardsSubmission.operatorSet":
+		if e.ComplexityRoot.RewardsSubmission.OperatorSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmission.OperatorSet(childComplexity), true
+	case "RewardsSubmission.operatorSetId":
+		if e.ComplexityRoot.RewardsSubmission.OperatorSetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmission.OperatorSetID(childComplexity), true
+	case "RewardsSubmission.operators":
+		if e.ComplexityRoot.RewardsSubmission.Operators == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmission.Operators(childComplexity), true
 	case "RewardsSubmission.rewardsSubmissionHash":
 		if e.ComplexityRoot.RewardsSubmission.RewardsSubmissionHash == nil {
 			break
@@ -1815,6 +2401,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RewardsSubmission.Strategies(childComplexity), true
+	case "RewardsSubmission.submitter":
+		if e.ComplexityRoot.RewardsSubmission.Submitter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmission.Submitter(childComplexity), true
 	case "RewardsSubmission.tokenAddress":
 		if e.ComplexityRoot.RewardsSubmission.TokenAddress == nil {
 			break
@@ -1833,6 +2425,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RewardsSubmission.Tx(childComplexity), true
+
+	case "RewardsSubmissionOperator.amount":
+		if e.ComplexityRoot.RewardsSubmissionOperator.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmissionOperator.Amount(childComplexity), true
+	case "RewardsSubmissionOperator.operator":
+		if e.ComplexityRoot.RewardsSubmissionOperator.Operator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmissionOperator.Operator(childComplexity), true
+	case "RewardsSubmissionOperator.operatorAddress":
+		if e.ComplexityRoot.RewardsSubmissionOperator.OperatorAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmissionOperator.OperatorAddress(childComplexity), true
+
+	case "RewardsSubmissionPage.data":
+		if e.ComplexityRoot.RewardsSubmissionPage.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmissionPage.Data(childComplexity), true
+	case "RewardsSubmissionPage.meta":
+		if e.ComplexityRoot.RewardsSubmissionPage.Meta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmissionPage.Meta(childComplexity), true
 
 	case "RewardsSubmissionStrategy.amount":
 		if e.ComplexityRoot.RewardsSubmissionStrategy.Amount == nil {
@@ -1858,6 +2482,130 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RewardsSubmissionStrategy.StrategyAddress(childComplexity), true
+
+	case "ScaledShares.scaledShares":
+		if e.ComplexityRoot.ScaledShares.ScaledShares == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScaledShares.ScaledShares(childComplexity), true
+	case "ScaledShares.strategyAddress":
+		if e.ComplexityRoot.ScaledShares.StrategyAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ScaledShares.StrategyAddress(childComplexity), true
+
+	case "SlashedStrategy.sharesBurned":
+		if e.ComplexityRoot.SlashedStrategy.SharesBurned == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SlashedStrategy.SharesBurned(childComplexity), true
+	case "SlashedStrategy.sharesSlashed":
+		if e.ComplexityRoot.SlashedStrategy.SharesSlashed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SlashedStrategy.SharesSlashed(childComplexity), true
+	case "SlashedStrategy.strategy":
+		if e.ComplexityRoot.SlashedStrategy.Strategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SlashedStrategy.Strategy(childComplexity), true
+	case "SlashedStrategy.strategyAddress":
+		if e.ComplexityRoot.SlashedStrategy.StrategyAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SlashedStrategy.StrategyAddress(childComplexity), true
+	case "SlashedStrategy.wadSlashed":
+		if e.ComplexityRoot.SlashedStrategy.WadSlashed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SlashedStrategy.WadSlashed(childComplexity), true
+
+	case "Slashing.avsAddress":
+		if e.ComplexityRoot.Slashing.AvsAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Slashing.AvsAddress(childComplexity), true
+	case "Slashing.blockNumber":
+		if e.ComplexityRoot.Slashing.BlockNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Slashing.BlockNumber(childComplexity), true
+	case "Slashing.createdAt":
+		if e.ComplexityRoot.Slashing.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Slashing.CreatedAt(childComplexity), true
+	case "Slashing.description":
+		if e.ComplexityRoot.Slashing.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Slashing.Description(childComplexity), true
+	case "Slashing.logIndex":
+		if e.ComplexityRoot.Slashing.LogIndex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Slashing.LogIndex(childComplexity), true
+	case "Slashing.operator":
+		if e.ComplexityRoot.Slashing.Operator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Slashing.Operator(childComplexity), true
+	case "Slashing.operatorAddress":
+		if e.ComplexityRoot.Slashing.OperatorAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Slashing.OperatorAddress(childComplexity), true
+	case "Slashing.operatorSet":
+		if e.ComplexityRoot.Slashing.OperatorSet == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Slashing.OperatorSet(childComplexity), true
+	case "Slashing.operatorSetId":
+		if e.ComplexityRoot.Slashing.OperatorSetID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Slashing.OperatorSetID(childComplexity), true
+	case "Slashing.strategies":
+		if e.ComplexityRoot.Slashing.Strategies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Slashing.Strategies(childComplexity), true
+	case "Slashing.transactionHash":
+		if e.ComplexityRoot.Slashing.TransactionHash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Slashing.TransactionHash(childComplexity), true
+
+	case "SlashingPage.data":
+		if e.ComplexityRoot.SlashingPage.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SlashingPage.Data(childComplexity), true
+	case "SlashingPage.meta":
+		if e.ComplexityRoot.SlashingPage.Meta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SlashingPage.Meta(childComplexity), true
 
 	case "Staker.address":
 		if e.ComplexityRoot.Staker.Address == nil {
@@ -2078,6 +2826,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StrategyRewardTokens.Tokens(childComplexity), true
 
+	case "StrategyShares.depositShares":
+		if e.ComplexityRoot.StrategyShares.DepositShares == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StrategyShares.DepositShares(childComplexity), true
 	case "StrategyShares.ethValue":
 		if e.ComplexityRoot.StrategyShares.EthValue == nil {
 			break
@@ -2114,6 +2868,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StrategyShares.UnderlyingValue(childComplexity), true
+	case "StrategyShares.withdrawableShares":
+		if e.ComplexityRoot.StrategyShares.WithdrawableShares == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StrategyShares.WithdrawableShares(childComplexity), true
 
 	case "StrategyTvl.change24h":
 		if e.ComplexityRoot.StrategyTvl.Change24h == nil {
@@ -2225,6 +2985,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Withdrawal.Nonce(childComplexity), true
+	case "Withdrawal.payoutShares":
+		if e.ComplexityRoot.Withdrawal.PayoutShares == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Withdrawal.PayoutShares(childComplexity), true
+	case "Withdrawal.scaledShares":
+		if e.ComplexityRoot.Withdrawal.ScaledShares == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Withdrawal.ScaledShares(childComplexity), true
 	case "Withdrawal.shares":
 		if e.ComplexityRoot.Withdrawal.Shares == nil {
 			break
@@ -2454,6 +3226,20 @@ enum WithdrawalStatus {
   completed
 }
 
+"The kind of a rewards submission: the RewardsCoordinator event that created it."
+enum RewardsSubmissionKind {
+  "An AVS's rewards submission for the stakers of its operators (AVSRewardsSubmissionCreated)."
+  avs
+  "A submission for all stakers (RewardsSubmissionForAllCreated)."
+  for_all
+  "A submission for all stakers and operators earning rewards (RewardsSubmissionForAllEarnersCreated)."
+  for_all_earners
+  "An AVS's submission whose amounts it directs to operators (OperatorDirectedAVSRewardsSubmissionCreated)."
+  operator_directed_avs
+  "An AVS's submission whose amounts it directs to the operators of one of its operator sets (OperatorDirectedOperatorSetRewardsSubmissionCreated)."
+  operator_directed_opset
+}
+
 "How a historical count is tallied."
 enum CountVariant {
   "The number of new items within each interval."
@@ -2576,6 +3362,48 @@ type Query {
   "One withdrawal by its root, or null when there is none."
   withdrawal("The withdrawal root, ` + "`" + `0x` + "`" + ` and 64 hex digits." withdrawalRoot: String!): Withdrawal
 
+  "One operator set by its AVS and id, or null when there is none. Matches ` + "`" + `GET /operator-sets/{avs}/{id}` + "`" + `."
+  operatorSet(
+    "The address of the AVS that created the set."
+    avs: Address!
+    "The set's id within the AVS, 0 to 4294967295."
+    id: Int!
+  ): OperatorSet
+
+  "Operator sets, oldest first, paginated."
+  operatorSets(
+    "Only the sets of this AVS."
+    avs: Address
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): OperatorSetPage!
+
+  """
+  Slashings, newest first, paginated. Matches ` + "`" + `GET /slashings` + "`" + `.
+
+  Date range: both dates are optional and inclusive; with neither, every
+  slashing. ` + "`" + `endAt` + "`" + ` before ` + "`" + `startAt` + "`" + ` and an unparseable date are rejected
+  with ` + "`" + `unprocessable_entity` + "`" + `.
+  """
+  slashings(
+    "Only slashings by this AVS."
+    avs: Address
+    "Only slashings of this operator."
+    operator: Address
+    "Only slashings that include this strategy."
+    strategy: Address
+    "Start of the date range, ISO 8601."
+    startAt: String
+    "End of the date range, ISO 8601."
+    endAt: String
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): SlashingPage!
+
   "Every strategy the service knows, in a stable order (by symbol)."
   strategies: [Strategy!]!
 
@@ -2666,12 +3494,72 @@ type DepositPage {
   meta: PageMeta!
 }
 
-"An amount of shares held in one strategy, with its value."
+"A page of operator sets."
+type OperatorSetPage {
+  "The operator sets of this page."
+  data: [OperatorSet!]!
+  "Paging information."
+  meta: PageMeta!
+}
+
+"A page of operator set memberships."
+type OperatorSetMemberPage {
+  "The memberships of this page."
+  data: [OperatorSetMember!]!
+  "Paging information."
+  meta: PageMeta!
+}
+
+"A page of allocations."
+type AllocationPage {
+  "The allocations of this page."
+  data: [Allocation!]!
+  "Paging information."
+  meta: PageMeta!
+}
+
+"A page of slashings."
+type SlashingPage {
+  "The slashings of this page, newest first."
+  data: [Slashing!]!
+  "Paging information."
+  meta: PageMeta!
+}
+
+"A page of rewards submissions."
+type RewardsSubmissionPage {
+  "The submissions of this page, newest first."
+  data: [RewardsSubmission!]!
+  "Paging information."
+  meta: PageMeta!
+}
+
+"""
+An amount of shares held in one strategy, with its value. For a staker's
+position, ` + "`" + `shares` + "`" + ` are the withdrawable shares.
+"""
 type StrategyShares {
   "The strategy contract address."
   strategyAddress: Address!
-  "The amount of shares."
+  """
+  The amount of shares. For a staker, the withdrawable shares
+  (` + "`" + `withdrawableShares` + "`" + `): what the staker owns after slashing.
+  """
   shares: BigInt!
+  """
+  A staker's position only (null for other owners): the deposit shares, the
+  shares the staker's deposits, beacon-chain balance changes and queued
+  withdrawals leave it, before slashing.
+  """
+  depositShares: BigInt
+  """
+  A staker's position only (null for other owners): the shares the staker
+  can withdraw, deposit shares × deposit scaling factor × the slashing
+  factor of its operator (and its beacon-chain slashing factor, for beacon
+  ETH), each product rounded down; equal to ` + "`" + `depositShares` + "`" + ` for a position
+  never slashed.
+  """
+  withdrawableShares: BigInt
   "The strategy, or null when the service does not know it."
   strategy: Strategy
   "The strategy's underlying token, or null for beacon-chain ETH and unknown strategies."
@@ -2778,6 +3666,13 @@ type Avs {
   ): StakerPage!
   "The rewards submitted by the AVS. Matches ` + "`" + `GET /avs/{address}/rewards` + "`" + `."
   rewards: AvsRewards!
+  "The AVS's operator sets, oldest first, paginated. Matches ` + "`" + `GET /avs/{address}/operator-sets` + "`" + `."
+  operatorSets(
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): OperatorSetPage!
 }
 
 "The service's own description of an AVS, which overrides what the AVS publishes."
@@ -2897,6 +3792,39 @@ type Operator {
     "Records to return, 1 to 1000."
     take: Int = 12
   ): DelegationEventPage!
+  """
+  The operator's max magnitude in every strategy in which it holds shares,
+  has an allocation or has had a magnitude event, by strategy address. It
+  starts at 1e18 and every slash lowers it; it scales what the operator's
+  stakers can withdraw.
+  """
+  maxMagnitudes: [MaxMagnitude!]!
+  """
+  The operator's allocations to operator sets, ordered by AVS, set and
+  strategy, paginated. Matches ` + "`" + `GET /operators/{address}/allocations` + "`" + `.
+  """
+  allocations(
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): AllocationPage!
+  "The operator's memberships of operator sets, ordered by AVS and set, paginated."
+  operatorSets(
+    "Only memberships whose ` + "`" + `isActive` + "`" + ` equals this; null for all."
+    isActive: Boolean = true
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): OperatorSetMemberPage!
+  "The operator's slashings, newest first, paginated."
+  slashings(
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): SlashingPage!
 }
 
 "An operator as seen from one AVS it is registered to: the operator record plus the registration."
@@ -3084,8 +4012,28 @@ type Withdrawal {
   delegatedTo: Address!
   "The address that may complete the withdrawal."
   withdrawerAddress: Address!
-  "The shares withdrawn, per strategy."
+  """
+  The shares withdrawn, per strategy: the shares the withdrawal was queued
+  for (for a withdrawal queued after the slashing upgrade, the shares it was
+  worth when queued; see ` + "`" + `payoutShares` + "`" + ` for what it pays out).
+  """
   shares: [StrategyShares!]!
+  """
+  The scaled shares of a withdrawal queued after the slashing upgrade, per
+  strategy; null for one queued before it.
+  """
+  scaledShares: [ScaledShares!]
+  """
+  The shares the withdrawal pays out, per strategy, with their value. For a
+  withdrawal queued after the slashing upgrade: its scaled shares × the
+  slashing factor of ` + "`" + `delegatedTo` + "`" + ` at the last block at which it can be
+  slashed (its start block plus the minimum withdrawal delay, or the
+  indexed head if that is still to come), rounded down. The slashing factor
+  is the operator's max magnitude at that block, times the staker's
+  beacon-chain slashing factor for beacon ETH. For an earlier withdrawal,
+  ` + "`" + `shares` + "`" + `.
+  """
+  payoutShares: [StrategyShares!]!
   "The block at which the withdrawal was queued."
   createdAtBlock: Int!
   "When the withdrawal was queued."
@@ -3195,6 +4143,18 @@ type RewardsSubmission {
   avs: Avs
   "Whether this is a submission for all stakers."
   isForAll: Boolean!
+  "The kind of submission."
+  kind: RewardsSubmissionKind!
+  "The operator set of an ` + "`" + `operator_directed_opset` + "`" + ` submission; null for other kinds."
+  operatorSetId: Int
+  "The operator set of an ` + "`" + `operator_directed_opset` + "`" + ` submission; null for other kinds."
+  operatorSet: OperatorSet
+  "The address that submitted an operator-directed submission; null for other kinds."
+  submitter: Address
+  "The description of an operator-directed submission; null for other kinds."
+  description: String
+  "The operators of an operator-directed submission with their amounts, in submission order; empty for other kinds."
+  operators: [RewardsSubmissionOperator!]!
   "The transaction hash."
   tx: String!
   "The block of the transaction."
@@ -3213,6 +4173,193 @@ type RewardsSubmissionStrategy {
   amount: BigInt!
   "The strategy, or null when the service does not know it."
   strategy: Strategy
+}
+
+"One operator's amount in an operator-directed rewards submission."
+type RewardsSubmissionOperator {
+  "The operator address."
+  operatorAddress: Address!
+  "The operator's amount, in the reward token's smallest unit."
+  amount: BigInt!
+  "The operator, or null when it never registered with the protocol."
+  operator: Operator
+}
+
+"The scaled shares of a slashing-era withdrawal in one strategy."
+type ScaledShares {
+  "The strategy address."
+  strategyAddress: Address!
+  "The scaled shares: the deposit shares withdrawn × the staker's deposit scaling factor."
+  scaledShares: BigInt!
+}
+
+"""
+An operator set: a group of operators that an AVS created to secure one
+part of its service, with the strategies it accepts. Operators allocate
+magnitude (a proportion of their stake) to a set, which the AVS can slash.
+"""
+type OperatorSet {
+  "The address of the AVS that created the set."
+  avsAddress: Address!
+  "The AVS, or null when it never published metadata."
+  avs: Avs
+  "The set's id within its AVS."
+  id: Int!
+  "The strategies the set currently accepts, by address."
+  strategies: [Address!]!
+  "The number of operators currently in the set."
+  totalOperators: Int!
+  """
+  The stake allocated to the set in each of its strategies, with its value:
+  the sum of the ` + "`" + `allocatedShares` + "`" + ` of the allocations of the operators
+  currently in the set (0 in a strategy none of them allocated to).
+  """
+  allocatedStake: [StrategyShares!]!
+  "The TVL of ` + "`" + `allocatedStake` + "`" + `."
+  allocatedTvl: Tvl!
+  "The set's operators, by operator address, paginated."
+  operators(
+    "Only memberships whose ` + "`" + `isActive` + "`" + ` equals this; null for all."
+    isActive: Boolean = true
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): OperatorSetMemberPage!
+  "The slashings through the set, newest first, paginated."
+  slashings(
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): SlashingPage!
+  "The operator-directed rewards submissions to the set, newest first, paginated."
+  rewardsSubmissions(
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): RewardsSubmissionPage!
+  "The block at which the set was created."
+  createdAtBlock: Int!
+  "When the set was created."
+  createdAt: DateTime!
+}
+
+"""
+The membership of an operator in an operator set: the operator is in the
+set while its latest membership event added it.
+"""
+type OperatorSetMember {
+  "The operator address."
+  operatorAddress: Address!
+  "The operator, or null when it never registered with the protocol."
+  operator: Operator
+  "The address of the set's AVS."
+  avsAddress: Address!
+  "The set's id within its AVS."
+  operatorSetId: Int!
+  "The operator set."
+  operatorSet: OperatorSet
+  "Whether the operator is currently in the set."
+  isActive: Boolean!
+  "The operator's allocations to the set, by strategy address."
+  allocations: [Allocation!]!
+  "The block of the operator's first membership event of the set."
+  createdAtBlock: Int!
+  "The time of the operator's first membership event of the set."
+  createdAt: DateTime!
+  "The block of the operator's latest membership event of the set."
+  updatedAtBlock: Int!
+  "The time of the operator's latest membership event of the set."
+  updatedAt: DateTime!
+}
+
+"""
+The magnitude an operator allocates to an operator set in one strategy, as
+of the indexed head. Magnitudes are out of 1e18, the operator's initial max
+magnitude.
+"""
+type Allocation {
+  "The operator address."
+  operatorAddress: Address!
+  "The operator, or null when it never registered with the protocol."
+  operator: Operator
+  "The address of the set's AVS."
+  avsAddress: Address!
+  "The set's id within its AVS."
+  operatorSetId: Int!
+  "The operator set."
+  operatorSet: OperatorSet
+  "The strategy address."
+  strategyAddress: Address!
+  "The strategy, or null when the service does not know it."
+  strategy: Strategy
+  "The magnitude allocated now."
+  magnitude: BigInt!
+  "The magnitude a pending change will allocate at ` + "`" + `effectBlock` + "`" + `; null without a pending change."
+  pendingMagnitude: BigInt
+  "The block at which the pending change takes effect; null without one."
+  effectBlock: Int
+  "The operator's max magnitude in the strategy (1e18 when it was never slashed)."
+  maxMagnitude: BigInt!
+  """
+  The allocated stake, the shares the set can slash: the operator's shares
+  in the strategy × ` + "`" + `magnitude` + "`" + ` ÷ ` + "`" + `maxMagnitude` + "`" + `, rounded down.
+  """
+  allocatedShares: BigInt!
+  "The block of the allocation's latest event."
+  updatedAtBlock: Int!
+  "The time of the allocation's latest event."
+  updatedAt: DateTime!
+}
+
+"An operator's max magnitude in one strategy."
+type MaxMagnitude {
+  "The strategy address."
+  strategyAddress: Address!
+  "The max magnitude, out of 1e18: 1e18 until the operator is slashed in the strategy."
+  maxMagnitude: BigInt!
+}
+
+"A slashing: an AVS slashed an operator through one of its operator sets."
+type Slashing {
+  "The slashed operator's address."
+  operatorAddress: Address!
+  "The operator, or null when it never registered with the protocol."
+  operator: Operator
+  "The address of the slashing AVS."
+  avsAddress: Address!
+  "The id of the operator set the slash went through."
+  operatorSetId: Int!
+  "The operator set."
+  operatorSet: OperatorSet
+  "What the slash took in each strategy, in the event's order."
+  strategies: [SlashedStrategy!]!
+  "The AVS's description of the slash."
+  description: String!
+  "The block of the slash."
+  blockNumber: Int!
+  "The index of the OperatorSlashed log within the block."
+  logIndex: Int!
+  "The transaction hash."
+  transactionHash: String!
+  "The time of the block."
+  createdAt: DateTime!
+}
+
+"What a slashing took in one strategy."
+type SlashedStrategy {
+  "The strategy address."
+  strategyAddress: Address!
+  "The strategy, or null when the service does not know it."
+  strategy: Strategy
+  "The proportion of the operator's allocated magnitude slashed, out of 1e18."
+  wadSlashed: BigInt!
+  "The operator's delegated shares the slash took."
+  sharesSlashed: BigInt!
+  "The shares the slash burned, those of queued withdrawals still slashable included."
+  sharesBurned: BigInt!
 }
 
 "Strategies with their reward tokens."
@@ -3381,6 +4528,50 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
 
+func (ec *executionContext) childFields_Allocation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "operatorAddress":
+		return ec.fieldContext_Allocation_operatorAddress(ctx, field)
+	case "operator":
+		return ec.fieldContext_Allocation_operator(ctx, field)
+	case "avsAddress":
+		return ec.fieldContext_Allocation_avsAddress(ctx, field)
+	case "operatorSetId":
+		return ec.fieldContext_Allocation_operatorSetId(ctx, field)
+	case "operatorSet":
+		return ec.fieldContext_Allocation_operatorSet(ctx, field)
+	case "strategyAddress":
+		return ec.fieldContext_Allocation_strategyAddress(ctx, field)
+	case "strategy":
+		return ec.fieldContext_Allocation_strategy(ctx, field)
+	case "magnitude":
+		return ec.fieldContext_Allocation_magnitude(ctx, field)
+	case "pendingMagnitude":
+		return ec.fieldContext_Allocation_pendingMagnitude(ctx, field)
+	case "effectBlock":
+		return ec.fieldContext_Allocation_effectBlock(ctx, field)
+	case "maxMagnitude":
+		return ec.fieldContext_Allocation_maxMagnitude(ctx, field)
+	case "allocatedShares":
+		return ec.fieldContext_Allocation_allocatedShares(ctx, field)
+	case "updatedAtBlock":
+		return ec.fieldContext_Allocation_updatedAtBlock(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Allocation_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Allocation", field.Name)
+}
+
+func (ec *executionContext) childFields_AllocationPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_AllocationPage_data(ctx, field)
+	case "meta":
+		return ec.fieldContext_AllocationPage_meta(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AllocationPage", field.Name)
+}
+
 func (ec *executionContext) childFields_Avs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "address":
@@ -3431,6 +4622,8 @@ func (ec *executionContext) childFields_Avs(ctx context.Context, field graphql.C
 		return ec.fieldContext_Avs_stakers(ctx, field)
 	case "rewards":
 		return ec.fieldContext_Avs_rewards(ctx, field)
+	case "operatorSets":
+		return ec.fieldContext_Avs_operatorSets(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Avs", field.Name)
 }
@@ -3737,6 +4930,16 @@ func (ec *executionContext) childFields_DepositPage(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type DepositPage", field.Name)
 }
 
+func (ec *executionContext) childFields_MaxMagnitude(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "strategyAddress":
+		return ec.fieldContext_MaxMagnitude_strategyAddress(ctx, field)
+	case "maxMagnitude":
+		return ec.fieldContext_MaxMagnitude_maxMagnitude(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MaxMagnitude", field.Name)
+}
+
 func (ec *executionContext) childFields_Metrics(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "tvl":
@@ -3815,6 +5018,14 @@ func (ec *executionContext) childFields_Operator(ctx context.Context, field grap
 		return ec.fieldContext_Operator_stakers(ctx, field)
 	case "delegationEvents":
 		return ec.fieldContext_Operator_delegationEvents(ctx, field)
+	case "maxMagnitudes":
+		return ec.fieldContext_Operator_maxMagnitudes(ctx, field)
+	case "allocations":
+		return ec.fieldContext_Operator_allocations(ctx, field)
+	case "operatorSets":
+		return ec.fieldContext_Operator_operatorSets(ctx, field)
+	case "slashings":
+		return ec.fieldContext_Operator_slashings(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Operator", field.Name)
 }
@@ -3827,6 +5038,84 @@ func (ec *executionContext) childFields_OperatorPage(ctx context.Context, field 
 		return ec.fieldContext_OperatorPage_meta(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OperatorPage", field.Name)
+}
+
+func (ec *executionContext) childFields_OperatorSet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "avsAddress":
+		return ec.fieldContext_OperatorSet_avsAddress(ctx, field)
+	case "avs":
+		return ec.fieldContext_OperatorSet_avs(ctx, field)
+	case "id":
+		return ec.fieldContext_OperatorSet_id(ctx, field)
+	case "strategies":
+		return ec.fieldContext_OperatorSet_strategies(ctx, field)
+	case "totalOperators":
+		return ec.fieldContext_OperatorSet_totalOperators(ctx, field)
+	case "allocatedStake":
+		return ec.fieldContext_OperatorSet_allocatedStake(ctx, field)
+	case "allocatedTvl":
+		return ec.fieldContext_OperatorSet_allocatedTvl(ctx, field)
+	case "operators":
+		return ec.fieldContext_OperatorSet_operators(ctx, field)
+	case "slashings":
+		return ec.fieldContext_OperatorSet_slashings(ctx, field)
+	case "rewardsSubmissions":
+		return ec.fieldContext_OperatorSet_rewardsSubmissions(ctx, field)
+	case "createdAtBlock":
+		return ec.fieldContext_OperatorSet_createdAtBlock(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_OperatorSet_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperatorSet", field.Name)
+}
+
+func (ec *executionContext) childFields_OperatorSetMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "operatorAddress":
+		return ec.fieldContext_OperatorSetMember_operatorAddress(ctx, field)
+	case "operator":
+		return ec.fieldContext_OperatorSetMember_operator(ctx, field)
+	case "avsAddress":
+		return ec.fieldContext_OperatorSetMember_avsAddress(ctx, field)
+	case "operatorSetId":
+		return ec.fieldContext_OperatorSetMember_operatorSetId(ctx, field)
+	case "operatorSet":
+		return ec.fieldContext_OperatorSetMember_operatorSet(ctx, field)
+	case "isActive":
+		return ec.fieldContext_OperatorSetMember_isActive(ctx, field)
+	case "allocations":
+		return ec.fieldContext_OperatorSetMember_allocations(ctx, field)
+	case "createdAtBlock":
+		return ec.fieldContext_OperatorSetMember_createdAtBlock(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_OperatorSetMember_createdAt(ctx, field)
+	case "updatedAtBlock":
+		return ec.fieldContext_OperatorSetMember_updatedAtBlock(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_OperatorSetMember_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperatorSetMember", field.Name)
+}
+
+func (ec *executionContext) childFields_OperatorSetMemberPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_OperatorSetMemberPage_data(ctx, field)
+	case "meta":
+		return ec.fieldContext_OperatorSetMemberPage_meta(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperatorSetMemberPage", field.Name)
+}
+
+func (ec *executionContext) childFields_OperatorSetPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_OperatorSetPage_data(ctx, field)
+	case "meta":
+		return ec.fieldContext_OperatorSetPage_meta(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperatorSetPage", field.Name)
 }
 
 func (ec *executionContext) childFields_PageMeta(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3887,6 +5176,18 @@ func (ec *executionContext) childFields_RewardsSubmission(ctx context.Context, f
 		return ec.fieldContext_RewardsSubmission_avs(ctx, field)
 	case "isForAll":
 		return ec.fieldContext_RewardsSubmission_isForAll(ctx, field)
+	case "kind":
+		return ec.fieldContext_RewardsSubmission_kind(ctx, field)
+	case "operatorSetId":
+		return ec.fieldContext_RewardsSubmission_operatorSetId(ctx, field)
+	case "operatorSet":
+		return ec.fieldContext_RewardsSubmission_operatorSet(ctx, field)
+	case "submitter":
+		return ec.fieldContext_RewardsSubmission_submitter(ctx, field)
+	case "description":
+		return ec.fieldContext_RewardsSubmission_description(ctx, field)
+	case "operators":
+		return ec.fieldContext_RewardsSubmission_operators(ctx, field)
 	case "tx":
 		return ec.fieldContext_RewardsSubmission_tx(ctx, field)
 	case "blockNumber":
@@ -3895,6 +5196,28 @@ func (ec *executionContext) childFields_RewardsSubmission(ctx context.Context, f
 		return ec.fieldContext_RewardsSubmission_blockTime(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RewardsSubmission", field.Name)
+}
+
+func (ec *executionContext) childFields_RewardsSubmissionOperator(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "operatorAddress":
+		return ec.fieldContext_RewardsSubmissionOperator_operatorAddress(ctx, field)
+	case "amount":
+		return ec.fieldContext_RewardsSubmissionOperator_amount(ctx, field)
+	case "operator":
+		return ec.fieldContext_RewardsSubmissionOperator_operator(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RewardsSubmissionOperator", field.Name)
+}
+
+func (ec *executionContext) childFields_RewardsSubmissionPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_RewardsSubmissionPage_data(ctx, field)
+	case "meta":
+		return ec.fieldContext_RewardsSubmissionPage_meta(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RewardsSubmissionPage", field.Name)
 }
 
 func (ec *executionContext) childFields_RewardsSubmissionStrategy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3909,6 +5232,70 @@ func (ec *executionContext) childFields_RewardsSubmissionStrategy(ctx context.Co
 		return ec.fieldContext_RewardsSubmissionStrategy_strategy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RewardsSubmissionStrategy", field.Name)
+}
+
+func (ec *executionContext) childFields_ScaledShares(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "strategyAddress":
+		return ec.fieldContext_ScaledShares_strategyAddress(ctx, field)
+	case "scaledShares":
+		return ec.fieldContext_ScaledShares_scaledShares(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ScaledShares", field.Name)
+}
+
+func (ec *executionContext) childFields_SlashedStrategy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "strategyAddress":
+		return ec.fieldContext_SlashedStrategy_strategyAddress(ctx, field)
+	case "strategy":
+		return ec.fieldContext_SlashedStrategy_strategy(ctx, field)
+	case "wadSlashed":
+		return ec.fieldContext_SlashedStrategy_wadSlashed(ctx, field)
+	case "sharesSlashed":
+		return ec.fieldContext_SlashedStrategy_sharesSlashed(ctx, field)
+	case "sharesBurned":
+		return ec.fieldContext_SlashedStrategy_sharesBurned(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SlashedStrategy", field.Name)
+}
+
+func (ec *executionContext) childFields_Slashing(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "operatorAddress":
+		return ec.fieldContext_Slashing_operatorAddress(ctx, field)
+	case "operator":
+		return ec.fieldContext_Slashing_operator(ctx, field)
+	case "avsAddress":
+		return ec.fieldContext_Slashing_avsAddress(ctx, field)
+	case "operatorSetId":
+		return ec.fieldContext_Slashing_operatorSetId(ctx, field)
+	case "operatorSet":
+		return ec.fieldContext_Slashing_operatorSet(ctx, field)
+	case "strategies":
+		return ec.fieldContext_Slashing_strategies(ctx, field)
+	case "description":
+		return ec.fieldContext_Slashing_description(ctx, field)
+	case "blockNumber":
+		return ec.fieldContext_Slashing_blockNumber(ctx, field)
+	case "logIndex":
+		return ec.fieldContext_Slashing_logIndex(ctx, field)
+	case "transactionHash":
+		return ec.fieldContext_Slashing_transactionHash(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Slashing_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Slashing", field.Name)
+}
+
+func (ec *executionContext) childFields_SlashingPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_SlashingPage_data(ctx, field)
+	case "meta":
+		return ec.fieldContext_SlashingPage_meta(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SlashingPage", field.Name)
 }
 
 func (ec *executionContext) childFields_Staker(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4019,6 +5406,10 @@ func (ec *executionContext) childFields_StrategyShares(ctx context.Context, fiel
 		return ec.fieldContext_StrategyShares_strategyAddress(ctx, field)
 	case "shares":
 		return ec.fieldContext_StrategyShares_shares(ctx, field)
+	case "depositShares":
+		return ec.fieldContext_StrategyShares_depositShares(ctx, field)
+	case "withdrawableShares":
+		return ec.fieldContext_StrategyShares_withdrawableShares(ctx, field)
 	case "strategy":
 		return ec.fieldContext_StrategyShares_strategy(ctx, field)
 	case "underlyingToken":
@@ -4079,6 +5470,10 @@ func (ec *executionContext) childFields_Withdrawal(ctx context.Context, field gr
 		return ec.fieldContext_Withdrawal_withdrawerAddress(ctx, field)
 	case "shares":
 		return ec.fieldContext_Withdrawal_shares(ctx, field)
+	case "scaledShares":
+		return ec.fieldContext_Withdrawal_scaledShares(ctx, field)
+	case "payoutShares":
+		return ec.fieldContext_Withdrawal_payoutShares(ctx, field)
 	case "createdAtBlock":
 		return ec.fieldContext_Withdrawal_createdAtBlock(ctx, field)
 	case "createdAt":
@@ -4261,6 +5656,28 @@ func (ec *executionContext) field_AvsRewards_submissions_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Avs_operatorSets_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Avs_operators_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4389,6 +5806,102 @@ func (ec *executionContext) field_Metrics_strategyTvl_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_OperatorSet_operators_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "isActive",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["isActive"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_OperatorSet_rewardsSubmissions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_OperatorSet_slashings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Operator_allocations_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Operator_delegationEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4456,6 +5969,58 @@ func (ec *executionContext) field_Operator_delegationEvents_args(ctx context.Con
 		return nil, err
 	}
 	args["take"] = arg7
+	return args, nil
+}
+
+func (ec *executionContext) field_Operator_operatorSets_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "isActive",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["isActive"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Operator_slashings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg1
 	return args, nil
 }
 
@@ -4633,6 +6198,58 @@ func (ec *executionContext) field_Query_avs_args(ctx context.Context, rawArgs ma
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_operatorSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "avs",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNAddress2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["avs"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_operatorSets_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "avs",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["avs"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg2
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_operator_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4728,6 +6345,68 @@ func (ec *executionContext) field_Query_rewardsSubmission_args(ctx context.Conte
 		return nil, err
 	}
 	args["rewardsSubmissionHash"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_slashings_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "avs",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["avs"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "operator",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["operator"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "strategy",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["strategy"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "startAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startAt"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "endAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endAt"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg6
 	return args, nil
 }
 
@@ -5008,6 +6687,419 @@ func (ec *executionContext) field___Type_fields_args(ctx context.Context, rawArg
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _Allocation_operatorAddress(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_operatorAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OperatorAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_operatorAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Allocation", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _Allocation_operator(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_operator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Allocation().Operator(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Operator) graphql.Marshaler {
+			return ec.marshalOOperator2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperator(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_operator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Allocation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operator(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Allocation_avsAddress(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_avsAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvsAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_avsAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Allocation", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _Allocation_operatorSetId(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_operatorSetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OperatorSetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_operatorSetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Allocation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Allocation_operatorSet(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_operatorSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Allocation().OperatorSet(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperatorSet) graphql.Marshaler {
+			return ec.marshalOOperatorSet2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_operatorSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Allocation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Allocation_strategyAddress(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_strategyAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StrategyAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_strategyAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Allocation", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _Allocation_strategy(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_strategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Allocation().Strategy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Strategy) graphql.Marshaler {
+			return ec.marshalOStrategy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategy(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_strategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Allocation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Strategy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Allocation_magnitude(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_magnitude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Magnitude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_magnitude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Allocation", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _Allocation_pendingMagnitude(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_pendingMagnitude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PendingMagnitude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOBigInt2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_pendingMagnitude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Allocation", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _Allocation_effectBlock(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_effectBlock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EffectBlock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_effectBlock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Allocation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Allocation_maxMagnitude(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_maxMagnitude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxMagnitude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_maxMagnitude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Allocation", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _Allocation_allocatedShares(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_allocatedShares(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AllocatedShares, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_allocatedShares(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Allocation", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _Allocation_updatedAtBlock(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_updatedAtBlock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAtBlock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_updatedAtBlock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Allocation", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Allocation_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Allocation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Allocation_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Allocation_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Allocation", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _AllocationPage_data(ctx context.Context, field graphql.CollectedField, obj *model.AllocationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AllocationPage_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Allocation) graphql.Marshaler {
+			return ec.marshalNAllocation2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAllocationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AllocationPage_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AllocationPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Allocation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AllocationPage_meta(ctx context.Context, field graphql.CollectedField, obj *model.AllocationPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AllocationPage_meta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Meta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageMeta) graphql.Marshaler {
+			return ec.marshalNPageMeta2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐPageMeta(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AllocationPage_meta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AllocationPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _Avs_address(ctx context.Context, field graphql.CollectedField, obj *model.Avs) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -5644,6 +7736,50 @@ func (ec *executionContext) fieldContext_Avs_rewards(_ context.Context, field gr
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_AvsRewards(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Avs_operatorSets(ctx context.Context, field graphql.CollectedField, obj *model.Avs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Avs_operatorSets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Avs().OperatorSets(ctx, obj, fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperatorSetPage) graphql.Marshaler {
+			return ec.marshalNOperatorSetPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Avs_operatorSets(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Avs",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorSetPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Avs_operatorSets_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -8134,6 +10270,52 @@ func (ec *executionContext) fieldContext_DepositPage_meta(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _MaxMagnitude_strategyAddress(ctx context.Context, field graphql.CollectedField, obj *model.MaxMagnitude) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MaxMagnitude_strategyAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StrategyAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MaxMagnitude_strategyAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MaxMagnitude", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _MaxMagnitude_maxMagnitude(ctx context.Context, field graphql.CollectedField, obj *model.MaxMagnitude) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MaxMagnitude_maxMagnitude(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MaxMagnitude, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MaxMagnitude_maxMagnitude(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MaxMagnitude", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
 func (ec *executionContext) _Metrics_tvl(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9086,6 +11268,170 @@ func (ec *executionContext) fieldContext_Operator_delegationEvents(ctx context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _Operator_maxMagnitudes(ctx context.Context, field graphql.CollectedField, obj *model.Operator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operator_maxMagnitudes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operator().MaxMagnitudes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.MaxMagnitude) graphql.Marshaler {
+			return ec.marshalNMaxMagnitude2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐMaxMagnitudeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operator_maxMagnitudes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operator",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MaxMagnitude(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operator_allocations(ctx context.Context, field graphql.CollectedField, obj *model.Operator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operator_allocations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Operator().Allocations(ctx, obj, fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AllocationPage) graphql.Marshaler {
+			return ec.marshalNAllocationPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAllocationPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operator_allocations(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operator",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AllocationPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Operator_allocations_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operator_operatorSets(ctx context.Context, field graphql.CollectedField, obj *model.Operator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operator_operatorSets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Operator().OperatorSets(ctx, obj, fc.Args["isActive"].(*bool), fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperatorSetMemberPage) graphql.Marshaler {
+			return ec.marshalNOperatorSetMemberPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetMemberPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operator_operatorSets(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operator",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorSetMemberPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Operator_operatorSets_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Operator_slashings(ctx context.Context, field graphql.CollectedField, obj *model.Operator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operator_slashings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Operator().Slashings(ctx, obj, fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SlashingPage) graphql.Marshaler {
+			return ec.marshalNSlashingPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSlashingPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operator_slashings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operator",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SlashingPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Operator_slashings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OperatorPage_data(ctx context.Context, field graphql.CollectedField, obj *model.OperatorPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9140,6 +11486,780 @@ func (ec *executionContext) _OperatorPage_meta(ctx context.Context, field graphq
 func (ec *executionContext) fieldContext_OperatorPage_meta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "OperatorPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSet_avsAddress(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSet_avsAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvsAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSet_avsAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSet", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSet_avs(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSet_avs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OperatorSet().Avs(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Avs) graphql.Marshaler {
+			return ec.marshalOAvs2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvs(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSet_avs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Avs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSet_id(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSet_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSet_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSet", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSet_strategies(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSet_strategies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Strategies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNAddress2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSet_strategies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSet", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSet_totalOperators(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSet_totalOperators(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalOperators, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSet_totalOperators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSet", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSet_allocatedStake(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSet_allocatedStake(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OperatorSet().AllocatedStake(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.StrategyShares) graphql.Marshaler {
+			return ec.marshalNStrategyShares2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategySharesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSet_allocatedStake(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StrategyShares(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSet_allocatedTvl(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSet_allocatedTvl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OperatorSet().AllocatedTvl(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Tvl) graphql.Marshaler {
+			return ec.marshalNTvl2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvl(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSet_allocatedTvl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tvl(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSet_operators(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSet_operators(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.OperatorSet().Operators(ctx, obj, fc.Args["isActive"].(*bool), fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperatorSetMemberPage) graphql.Marshaler {
+			return ec.marshalNOperatorSetMemberPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetMemberPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSet_operators(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorSetMemberPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_OperatorSet_operators_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSet_slashings(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSet_slashings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.OperatorSet().Slashings(ctx, obj, fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SlashingPage) graphql.Marshaler {
+			return ec.marshalNSlashingPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSlashingPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSet_slashings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SlashingPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_OperatorSet_slashings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSet_rewardsSubmissions(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSet_rewardsSubmissions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.OperatorSet().RewardsSubmissions(ctx, obj, fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RewardsSubmissionPage) graphql.Marshaler {
+			return ec.marshalNRewardsSubmissionPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSet_rewardsSubmissions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSet",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RewardsSubmissionPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_OperatorSet_rewardsSubmissions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSet_createdAtBlock(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSet_createdAtBlock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAtBlock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSet_createdAtBlock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSet", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSet_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSet_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSet_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSet", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSetMember_operatorAddress(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMember_operatorAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OperatorAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMember_operatorAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSetMember", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSetMember_operator(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMember_operator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OperatorSetMember().Operator(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Operator) graphql.Marshaler {
+			return ec.marshalOOperator2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperator(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMember_operator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSetMember",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operator(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSetMember_avsAddress(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMember_avsAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvsAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMember_avsAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSetMember", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSetMember_operatorSetId(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMember_operatorSetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OperatorSetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMember_operatorSetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSetMember", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSetMember_operatorSet(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMember_operatorSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OperatorSetMember().OperatorSet(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperatorSet) graphql.Marshaler {
+			return ec.marshalOOperatorSet2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMember_operatorSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSetMember",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSetMember_isActive(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMember_isActive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IsActive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMember_isActive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSetMember", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSetMember_allocations(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMember_allocations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.OperatorSetMember().Allocations(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Allocation) graphql.Marshaler {
+			return ec.marshalNAllocation2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAllocationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMember_allocations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSetMember",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Allocation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSetMember_createdAtBlock(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMember_createdAtBlock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAtBlock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMember_createdAtBlock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSetMember", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSetMember_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMember_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMember_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSetMember", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSetMember_updatedAtBlock(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMember_updatedAtBlock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAtBlock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMember_updatedAtBlock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSetMember", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSetMember_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMember_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMember_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorSetMember", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorSetMemberPage_data(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMemberPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMemberPage_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.OperatorSetMember) graphql.Marshaler {
+			return ec.marshalNOperatorSetMember2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetMemberᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMemberPage_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSetMemberPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorSetMember(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSetMemberPage_meta(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetMemberPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetMemberPage_meta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Meta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageMeta) graphql.Marshaler {
+			return ec.marshalNPageMeta2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐPageMeta(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetMemberPage_meta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSetMemberPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSetPage_data(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetPage_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.OperatorSet) graphql.Marshaler {
+			return ec.marshalNOperatorSet2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetPage_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSetPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OperatorSetPage_meta(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSetPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorSetPage_meta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Meta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageMeta) graphql.Marshaler {
+			return ec.marshalNPageMeta2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐPageMeta(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorSetPage_meta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorSetPage",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -9565,6 +12685,138 @@ func (ec *executionContext) fieldContext_Query_withdrawal(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_withdrawal_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_operatorSet(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_operatorSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OperatorSet(ctx, fc.Args["avs"].(string), fc.Args["id"].(int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperatorSet) graphql.Marshaler {
+			return ec.marshalOOperatorSet2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_operatorSet(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorSet(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_operatorSet_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_operatorSets(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_operatorSets(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OperatorSets(ctx, fc.Args["avs"].(*string), fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperatorSetPage) graphql.Marshaler {
+			return ec.marshalNOperatorSetPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_operatorSets(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorSetPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_operatorSets_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_slashings(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_slashings(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Slashings(ctx, fc.Args["avs"].(*string), fc.Args["operator"].(*string), fc.Args["strategy"].(*string), fc.Args["startAt"].(*string), fc.Args["endAt"].(*string), fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SlashingPage) graphql.Marshaler {
+			return ec.marshalNSlashingPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSlashingPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_slashings(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SlashingPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_slashings_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -10244,6 +13496,162 @@ func (ec *executionContext) fieldContext_RewardsSubmission_isForAll(_ context.Co
 	return graphql.NewScalarFieldContext("RewardsSubmission", field, false, false, errors.New("field of type Boolean does not have child fields"))
 }
 
+func (ec *executionContext) _RewardsSubmission_kind(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmission_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.RewardsSubmissionKind) graphql.Marshaler {
+			return ec.marshalNRewardsSubmissionKind2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmission_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsSubmission", field, false, false, errors.New("field of type RewardsSubmissionKind does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsSubmission_operatorSetId(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmission_operatorSetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OperatorSetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmission_operatorSetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsSubmission", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsSubmission_operatorSet(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmission_operatorSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RewardsSubmission().OperatorSet(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperatorSet) graphql.Marshaler {
+			return ec.marshalOOperatorSet2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmission_operatorSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewardsSubmission",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewardsSubmission_submitter(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmission_submitter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Submitter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOAddress2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmission_submitter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsSubmission", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsSubmission_description(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmission_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmission_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsSubmission", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsSubmission_operators(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmission_operators(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RewardsSubmission().Operators(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.RewardsSubmissionOperator) graphql.Marshaler {
+			return ec.marshalNRewardsSubmissionOperator2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionOperatorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmission_operators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewardsSubmission",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RewardsSubmissionOperator(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RewardsSubmission_tx(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmission) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10311,6 +13719,148 @@ func (ec *executionContext) _RewardsSubmission_blockTime(ctx context.Context, fi
 }
 func (ec *executionContext) fieldContext_RewardsSubmission_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RewardsSubmission", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsSubmissionOperator_operatorAddress(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmissionOperator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmissionOperator_operatorAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OperatorAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmissionOperator_operatorAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsSubmissionOperator", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsSubmissionOperator_amount(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmissionOperator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmissionOperator_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmissionOperator_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsSubmissionOperator", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsSubmissionOperator_operator(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmissionOperator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmissionOperator_operator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RewardsSubmissionOperator().Operator(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Operator) graphql.Marshaler {
+			return ec.marshalOOperator2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperator(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmissionOperator_operator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewardsSubmissionOperator",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operator(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewardsSubmissionPage_data(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmissionPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmissionPage_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.RewardsSubmission) graphql.Marshaler {
+			return ec.marshalNRewardsSubmission2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmissionPage_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewardsSubmissionPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RewardsSubmission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewardsSubmissionPage_meta(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmissionPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmissionPage_meta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Meta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageMeta) graphql.Marshaler {
+			return ec.marshalNPageMeta2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐPageMeta(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmissionPage_meta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewardsSubmissionPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageMeta(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _RewardsSubmissionStrategy_strategyAddress(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmissionStrategy) (ret graphql.Marshaler) {
@@ -10409,6 +13959,520 @@ func (ec *executionContext) fieldContext_RewardsSubmissionStrategy_strategy(_ co
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Strategy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ScaledShares_strategyAddress(ctx context.Context, field graphql.CollectedField, obj *model.ScaledShares) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScaledShares_strategyAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StrategyAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScaledShares_strategyAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScaledShares", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _ScaledShares_scaledShares(ctx context.Context, field graphql.CollectedField, obj *model.ScaledShares) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ScaledShares_scaledShares(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ScaledShares, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ScaledShares_scaledShares(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ScaledShares", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _SlashedStrategy_strategyAddress(ctx context.Context, field graphql.CollectedField, obj *model.SlashedStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SlashedStrategy_strategyAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StrategyAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SlashedStrategy_strategyAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SlashedStrategy", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _SlashedStrategy_strategy(ctx context.Context, field graphql.CollectedField, obj *model.SlashedStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SlashedStrategy_strategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.SlashedStrategy().Strategy(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Strategy) graphql.Marshaler {
+			return ec.marshalOStrategy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategy(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_SlashedStrategy_strategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SlashedStrategy",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Strategy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SlashedStrategy_wadSlashed(ctx context.Context, field graphql.CollectedField, obj *model.SlashedStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SlashedStrategy_wadSlashed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WadSlashed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SlashedStrategy_wadSlashed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SlashedStrategy", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _SlashedStrategy_sharesSlashed(ctx context.Context, field graphql.CollectedField, obj *model.SlashedStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SlashedStrategy_sharesSlashed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SharesSlashed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SlashedStrategy_sharesSlashed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SlashedStrategy", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _SlashedStrategy_sharesBurned(ctx context.Context, field graphql.CollectedField, obj *model.SlashedStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SlashedStrategy_sharesBurned(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SharesBurned, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SlashedStrategy_sharesBurned(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SlashedStrategy", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _Slashing_operatorAddress(ctx context.Context, field graphql.CollectedField, obj *model.Slashing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Slashing_operatorAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OperatorAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Slashing_operatorAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Slashing", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _Slashing_operator(ctx context.Context, field graphql.CollectedField, obj *model.Slashing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Slashing_operator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Slashing().Operator(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Operator) graphql.Marshaler {
+			return ec.marshalOOperator2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperator(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Slashing_operator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Slashing",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Operator(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Slashing_avsAddress(ctx context.Context, field graphql.CollectedField, obj *model.Slashing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Slashing_avsAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvsAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Slashing_avsAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Slashing", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _Slashing_operatorSetId(ctx context.Context, field graphql.CollectedField, obj *model.Slashing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Slashing_operatorSetId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OperatorSetID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Slashing_operatorSetId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Slashing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Slashing_operatorSet(ctx context.Context, field graphql.CollectedField, obj *model.Slashing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Slashing_operatorSet(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Slashing().OperatorSet(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperatorSet) graphql.Marshaler {
+			return ec.marshalOOperatorSet2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSet(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Slashing_operatorSet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Slashing",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorSet(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Slashing_strategies(ctx context.Context, field graphql.CollectedField, obj *model.Slashing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Slashing_strategies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Strategies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SlashedStrategy) graphql.Marshaler {
+			return ec.marshalNSlashedStrategy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSlashedStrategyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Slashing_strategies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Slashing",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SlashedStrategy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Slashing_description(ctx context.Context, field graphql.CollectedField, obj *model.Slashing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Slashing_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Slashing_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Slashing", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Slashing_blockNumber(ctx context.Context, field graphql.CollectedField, obj *model.Slashing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Slashing_blockNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Slashing_blockNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Slashing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Slashing_logIndex(ctx context.Context, field graphql.CollectedField, obj *model.Slashing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Slashing_logIndex(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LogIndex, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Slashing_logIndex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Slashing", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Slashing_transactionHash(ctx context.Context, field graphql.CollectedField, obj *model.Slashing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Slashing_transactionHash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TransactionHash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Slashing_transactionHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Slashing", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Slashing_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Slashing) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Slashing_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Slashing_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Slashing", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _SlashingPage_data(ctx context.Context, field graphql.CollectedField, obj *model.SlashingPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SlashingPage_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Slashing) graphql.Marshaler {
+			return ec.marshalNSlashing2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSlashingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SlashingPage_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SlashingPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Slashing(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SlashingPage_meta(ctx context.Context, field graphql.CollectedField, obj *model.SlashingPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SlashingPage_meta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Meta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageMeta) graphql.Marshaler {
+			return ec.marshalNPageMeta2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐPageMeta(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SlashingPage_meta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SlashingPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageMeta(ctx, field)
 		},
 	}
 	return fc, nil
@@ -11345,6 +15409,52 @@ func (ec *executionContext) fieldContext_StrategyShares_shares(_ context.Context
 	return graphql.NewScalarFieldContext("StrategyShares", field, false, false, errors.New("field of type BigInt does not have child fields"))
 }
 
+func (ec *executionContext) _StrategyShares_depositShares(ctx context.Context, field graphql.CollectedField, obj *model.StrategyShares) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StrategyShares_depositShares(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DepositShares, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOBigInt2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StrategyShares_depositShares(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StrategyShares", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _StrategyShares_withdrawableShares(ctx context.Context, field graphql.CollectedField, obj *model.StrategyShares) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StrategyShares_withdrawableShares(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithdrawableShares, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOBigInt2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_StrategyShares_withdrawableShares(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StrategyShares", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
 func (ec *executionContext) _StrategyShares_strategy(ctx context.Context, field graphql.CollectedField, obj *model.StrategyShares) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11852,6 +15962,70 @@ func (ec *executionContext) _Withdrawal_shares(ctx context.Context, field graphq
 	)
 }
 func (ec *executionContext) fieldContext_Withdrawal_shares(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Withdrawal",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StrategyShares(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Withdrawal_scaledShares(ctx context.Context, field graphql.CollectedField, obj *model.Withdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Withdrawal_scaledShares(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Withdrawal().ScaledShares(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ScaledShares) graphql.Marshaler {
+			return ec.marshalOScaledShares2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐScaledSharesᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Withdrawal_scaledShares(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Withdrawal",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ScaledShares(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Withdrawal_payoutShares(ctx context.Context, field graphql.CollectedField, obj *model.Withdrawal) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Withdrawal_payoutShares(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Withdrawal().PayoutShares(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.StrategyShares) graphql.Marshaler {
+			return ec.marshalNStrategyShares2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategySharesᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Withdrawal_payoutShares(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Withdrawal",
 		Field:      field,
@@ -13325,6 +17499,255 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** object.gotpl ****************************
 
+var allocationImplementors = []string{"Allocation"}
+
+func (ec *executionContext) _Allocation(ctx context.Context, sel ast.SelectionSet, obj *model.Allocation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, allocationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Allocation")
+		case "operatorAddress":
+			out.Values[i] = ec._Allocation_operatorAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operator":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Allocation_operator(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "avsAddress":
+			out.Values[i] = ec._Allocation_avsAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operatorSetId":
+			out.Values[i] = ec._Allocation_operatorSetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operatorSet":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Allocation_operatorSet(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "strategyAddress":
+			out.Values[i] = ec._Allocation_strategyAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "strategy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Allocation_strategy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "magnitude":
+			out.Values[i] = ec._Allocation_magnitude(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pendingMagnitude":
+			out.Values[i] = ec._Allocation_pendingMagnitude(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "effectBlock":
+			out.Values[i] = ec._Allocation_effectBlock(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "maxMagnitude":
+			out.Values[i] = ec._Allocation_maxMagnitude(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "allocatedShares":
+			out.Values[i] = ec._Allocation_allocatedShares(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAtBlock":
+			out.Values[i] = ec._Allocation_updatedAtBlock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Allocation_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var allocationPageImplementors = []string{"AllocationPage"}
+
+func (ec *executionContext) _AllocationPage(ctx context.Context, sel ast.SelectionSet, obj *model.AllocationPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, allocationPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AllocationPage")
+		case "data":
+			out.Values[i] = ec._AllocationPage_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meta":
+			out.Values[i] = ec._AllocationPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var avsImplementors = []string{"Avs"}
 
 func (ec *executionContext) _Avs(ctx context.Context, sel ast.SelectionSet, obj *model.Avs) graphql.Marshaler {
@@ -13660,6 +18083,44 @@ func (ec *executionContext) _Avs(ctx context.Context, sel ast.SelectionSet, obj 
 					}
 				}()
 				res = ec._Avs_rewards(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "operatorSets":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Avs_operatorSets(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -15189,6 +19650,51 @@ func (ec *executionContext) _DepositPage(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var maxMagnitudeImplementors = []string{"MaxMagnitude"}
+
+func (ec *executionContext) _MaxMagnitude(ctx context.Context, sel ast.SelectionSet, obj *model.MaxMagnitude) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, maxMagnitudeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MaxMagnitude")
+		case "strategyAddress":
+			out.Values[i] = ec._MaxMagnitude_strategyAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "maxMagnitude":
+			out.Values[i] = ec._MaxMagnitude_maxMagnitude(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var metricsImplementors = []string{"Metrics"}
 
 func (ec *executionContext) _Metrics(ctx context.Context, sel ast.SelectionSet, obj *model.Metrics) graphql.Marshaler {
@@ -16038,6 +20544,158 @@ func (ec *executionContext) _Operator(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "maxMagnitudes":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Operator_maxMagnitudes(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "allocations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Operator_allocations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "operatorSets":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Operator_operatorSets(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "slashings":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Operator_slashings(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16080,6 +20738,578 @@ func (ec *executionContext) _OperatorPage(ctx context.Context, sel ast.Selection
 			}
 		case "meta":
 			out.Values[i] = ec._OperatorPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var operatorSetImplementors = []string{"OperatorSet"}
+
+func (ec *executionContext) _OperatorSet(ctx context.Context, sel ast.SelectionSet, obj *model.OperatorSet) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operatorSetImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperatorSet")
+		case "avsAddress":
+			out.Values[i] = ec._OperatorSet_avsAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "avs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OperatorSet_avs(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "id":
+			out.Values[i] = ec._OperatorSet_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "strategies":
+			out.Values[i] = ec._OperatorSet_strategies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalOperators":
+			out.Values[i] = ec._OperatorSet_totalOperators(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "allocatedStake":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OperatorSet_allocatedStake(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "allocatedTvl":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OperatorSet_allocatedTvl(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "operators":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OperatorSet_operators(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "slashings":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OperatorSet_slashings(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "rewardsSubmissions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OperatorSet_rewardsSubmissions(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAtBlock":
+			out.Values[i] = ec._OperatorSet_createdAtBlock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._OperatorSet_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var operatorSetMemberImplementors = []string{"OperatorSetMember"}
+
+func (ec *executionContext) _OperatorSetMember(ctx context.Context, sel ast.SelectionSet, obj *model.OperatorSetMember) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operatorSetMemberImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperatorSetMember")
+		case "operatorAddress":
+			out.Values[i] = ec._OperatorSetMember_operatorAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operator":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OperatorSetMember_operator(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "avsAddress":
+			out.Values[i] = ec._OperatorSetMember_avsAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operatorSetId":
+			out.Values[i] = ec._OperatorSetMember_operatorSetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operatorSet":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OperatorSetMember_operatorSet(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "isActive":
+			out.Values[i] = ec._OperatorSetMember_isActive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "allocations":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._OperatorSetMember_allocations(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAtBlock":
+			out.Values[i] = ec._OperatorSetMember_createdAtBlock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._OperatorSetMember_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAtBlock":
+			out.Values[i] = ec._OperatorSetMember_updatedAtBlock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._OperatorSetMember_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var operatorSetMemberPageImplementors = []string{"OperatorSetMemberPage"}
+
+func (ec *executionContext) _OperatorSetMemberPage(ctx context.Context, sel ast.SelectionSet, obj *model.OperatorSetMemberPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operatorSetMemberPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperatorSetMemberPage")
+		case "data":
+			out.Values[i] = ec._OperatorSetMemberPage_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meta":
+			out.Values[i] = ec._OperatorSetMemberPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var operatorSetPageImplementors = []string{"OperatorSetPage"}
+
+func (ec *executionContext) _OperatorSetPage(ctx context.Context, sel ast.SelectionSet, obj *model.OperatorSetPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operatorSetPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperatorSetPage")
+		case "data":
+			out.Values[i] = ec._OperatorSetPage_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meta":
+			out.Values[i] = ec._OperatorSetPage_meta(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -16374,6 +21604,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_withdrawal(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "operatorSet":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_operatorSet(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "operatorSets":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_operatorSets(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "slashings":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_slashings(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -16760,6 +22056,102 @@ func (ec *executionContext) _RewardsSubmission(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "kind":
+			out.Values[i] = ec._RewardsSubmission_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operatorSetId":
+			out.Values[i] = ec._RewardsSubmission_operatorSetId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operatorSet":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RewardsSubmission_operatorSet(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "submitter":
+			out.Values[i] = ec._RewardsSubmission_submitter(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._RewardsSubmission_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operators":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RewardsSubmission_operators(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "tx":
 			out.Values[i] = ec._RewardsSubmission_tx(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -16774,6 +22166,134 @@ func (ec *executionContext) _RewardsSubmission(ctx context.Context, sel ast.Sele
 			out.Values[i] = ec._RewardsSubmission_blockTime(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var rewardsSubmissionOperatorImplementors = []string{"RewardsSubmissionOperator"}
+
+func (ec *executionContext) _RewardsSubmissionOperator(ctx context.Context, sel ast.SelectionSet, obj *model.RewardsSubmissionOperator) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rewardsSubmissionOperatorImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RewardsSubmissionOperator")
+		case "operatorAddress":
+			out.Values[i] = ec._RewardsSubmissionOperator_operatorAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "amount":
+			out.Values[i] = ec._RewardsSubmissionOperator_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operator":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RewardsSubmissionOperator_operator(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var rewardsSubmissionPageImplementors = []string{"RewardsSubmissionPage"}
+
+func (ec *executionContext) _RewardsSubmissionPage(ctx context.Context, sel ast.SelectionSet, obj *model.RewardsSubmissionPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rewardsSubmissionPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RewardsSubmissionPage")
+		case "data":
+			out.Values[i] = ec._RewardsSubmissionPage_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meta":
+			out.Values[i] = ec._RewardsSubmissionPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -16863,6 +22383,345 @@ func (ec *executionContext) _RewardsSubmissionStrategy(ctx context.Context, sel 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var scaledSharesImplementors = []string{"ScaledShares"}
+
+func (ec *executionContext) _ScaledShares(ctx context.Context, sel ast.SelectionSet, obj *model.ScaledShares) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, scaledSharesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ScaledShares")
+		case "strategyAddress":
+			out.Values[i] = ec._ScaledShares_strategyAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "scaledShares":
+			out.Values[i] = ec._ScaledShares_scaledShares(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var slashedStrategyImplementors = []string{"SlashedStrategy"}
+
+func (ec *executionContext) _SlashedStrategy(ctx context.Context, sel ast.SelectionSet, obj *model.SlashedStrategy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, slashedStrategyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SlashedStrategy")
+		case "strategyAddress":
+			out.Values[i] = ec._SlashedStrategy_strategyAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "strategy":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._SlashedStrategy_strategy(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "wadSlashed":
+			out.Values[i] = ec._SlashedStrategy_wadSlashed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sharesSlashed":
+			out.Values[i] = ec._SlashedStrategy_sharesSlashed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sharesBurned":
+			out.Values[i] = ec._SlashedStrategy_sharesBurned(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var slashingImplementors = []string{"Slashing"}
+
+func (ec *executionContext) _Slashing(ctx context.Context, sel ast.SelectionSet, obj *model.Slashing) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, slashingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Slashing")
+		case "operatorAddress":
+			out.Values[i] = ec._Slashing_operatorAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operator":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Slashing_operator(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "avsAddress":
+			out.Values[i] = ec._Slashing_avsAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operatorSetId":
+			out.Values[i] = ec._Slashing_operatorSetId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "operatorSet":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Slashing_operatorSet(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "strategies":
+			out.Values[i] = ec._Slashing_strategies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._Slashing_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blockNumber":
+			out.Values[i] = ec._Slashing_blockNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "logIndex":
+			out.Values[i] = ec._Slashing_logIndex(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "transactionHash":
+			out.Values[i] = ec._Slashing_transactionHash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Slashing_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var slashingPageImplementors = []string{"SlashingPage"}
+
+func (ec *executionContext) _SlashingPage(ctx context.Context, sel ast.SelectionSet, obj *model.SlashingPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, slashingPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SlashingPage")
+		case "data":
+			out.Values[i] = ec._SlashingPage_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meta":
+			out.Values[i] = ec._SlashingPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -17514,6 +23373,16 @@ func (ec *executionContext) _StrategyShares(ctx context.Context, sel ast.Selecti
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "depositShares":
+			out.Values[i] = ec._StrategyShares_depositShares(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "withdrawableShares":
+			out.Values[i] = ec._StrategyShares_withdrawableShares(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "strategy":
 			field := field
 
@@ -17762,6 +23631,82 @@ func (ec *executionContext) _Withdrawal(ctx context.Context, sel ast.SelectionSe
 					}
 				}()
 				res = ec._Withdrawal_shares(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "scaledShares":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Withdrawal_scaledShares(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "payoutShares":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Withdrawal_payoutShares(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -18501,6 +24446,42 @@ func (ec *executionContext) marshalNAddress2ᚕstringᚄ(ctx context.Context, se
 	return ret
 }
 
+func (ec *executionContext) marshalNAllocation2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAllocationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Allocation) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAllocation2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAllocation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAllocation2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAllocation(ctx context.Context, sel ast.SelectionSet, v *model.Allocation) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Allocation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNAllocationPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAllocationPage(ctx context.Context, sel ast.SelectionSet, v *model.AllocationPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AllocationPage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAvs2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Avs) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -18883,6 +24864,32 @@ func (ec *executionContext) marshalNInt2int(ctx context.Context, sel ast.Selecti
 	return res
 }
 
+func (ec *executionContext) marshalNMaxMagnitude2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐMaxMagnitudeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.MaxMagnitude) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMaxMagnitude2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐMaxMagnitude(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMaxMagnitude2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐMaxMagnitude(ctx context.Context, sel ast.SelectionSet, v *model.MaxMagnitude) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MaxMagnitude(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNMetrics2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐMetrics(ctx context.Context, sel ast.SelectionSet, v *model.Metrics) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -18927,6 +24934,78 @@ func (ec *executionContext) marshalNOperatorPage2ᚖgithubᚗcomᚋstakegraphᚋ
 		return graphql.Null
 	}
 	return ec._OperatorPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOperatorSet2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OperatorSet) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOperatorSet2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSet(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOperatorSet2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSet(ctx context.Context, sel ast.SelectionSet, v *model.OperatorSet) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OperatorSet(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOperatorSetMember2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetMemberᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OperatorSetMember) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOperatorSetMember2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetMember(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOperatorSetMember2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetMember(ctx context.Context, sel ast.SelectionSet, v *model.OperatorSetMember) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OperatorSetMember(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOperatorSetMemberPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetMemberPage(ctx context.Context, sel ast.SelectionSet, v *model.OperatorSetMemberPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OperatorSetMemberPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOperatorSetPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetPage(ctx context.Context, sel ast.SelectionSet, v *model.OperatorSetPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OperatorSetPage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNPageMeta2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐPageMeta(ctx context.Context, sel ast.SelectionSet, v *model.PageMeta) graphql.Marshaler {
@@ -18985,6 +25064,52 @@ func (ec *executionContext) marshalNRewardsSubmission2ᚖgithubᚗcomᚋstakegra
 	return ec._RewardsSubmission(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRewardsSubmissionKind2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionKind(ctx context.Context, v any) (model.RewardsSubmissionKind, error) {
+	var res model.RewardsSubmissionKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRewardsSubmissionKind2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionKind(ctx context.Context, sel ast.SelectionSet, v model.RewardsSubmissionKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNRewardsSubmissionOperator2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionOperatorᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RewardsSubmissionOperator) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRewardsSubmissionOperator2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionOperator(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRewardsSubmissionOperator2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionOperator(ctx context.Context, sel ast.SelectionSet, v *model.RewardsSubmissionOperator) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RewardsSubmissionOperator(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRewardsSubmissionPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionPage(ctx context.Context, sel ast.SelectionSet, v *model.RewardsSubmissionPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RewardsSubmissionPage(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNRewardsSubmissionStrategy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionStrategyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RewardsSubmissionStrategy) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -19009,6 +25134,78 @@ func (ec *executionContext) marshalNRewardsSubmissionStrategy2ᚖgithubᚗcomᚋ
 		return graphql.Null
 	}
 	return ec._RewardsSubmissionStrategy(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNScaledShares2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐScaledShares(ctx context.Context, sel ast.SelectionSet, v *model.ScaledShares) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ScaledShares(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSlashedStrategy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSlashedStrategyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SlashedStrategy) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSlashedStrategy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSlashedStrategy(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSlashedStrategy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSlashedStrategy(ctx context.Context, sel ast.SelectionSet, v *model.SlashedStrategy) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SlashedStrategy(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSlashing2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSlashingᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Slashing) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSlashing2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSlashing(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSlashing2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSlashing(ctx context.Context, sel ast.SelectionSet, v *model.Slashing) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Slashing(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSlashingPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSlashingPage(ctx context.Context, sel ast.SelectionSet, v *model.SlashingPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SlashingPage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNStaker2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Staker) graphql.Marshaler {
@@ -19600,11 +25797,37 @@ func (ec *executionContext) marshalOOperator2ᚖgithubᚗcomᚋstakegraphᚋstak
 	return ec._Operator(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOOperatorSet2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSet(ctx context.Context, sel ast.SelectionSet, v *model.OperatorSet) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OperatorSet(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalORewardsSubmission2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmission(ctx context.Context, sel ast.SelectionSet, v *model.RewardsSubmission) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._RewardsSubmission(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOScaledShares2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐScaledSharesᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ScaledShares) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNScaledShares2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐScaledShares(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOSearchMode2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐSearchMode(ctx context.Context, v any) (*model.SearchMode, error) {

@@ -79,10 +79,12 @@ func selectionDepth(set ast.SelectionSet, visiting map[string]bool) int {
 
 // Assumed lengths of lists that take no page arguments, for the complexity
 // of a query: a network has a few dozen strategies, an operator registers to
-// a few dozen AVS.
+// a few dozen AVS, an operator-directed rewards submission names a few dozen
+// operators.
 const (
 	strategyListLength     = 15
 	registrationListLength = 20
+	operatorRewardsLength  = 20
 )
 
 // pagedComplexity is the complexity of a paged field: its page size times
@@ -114,6 +116,8 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.Withdrawals = func(child int, _, _, _ *string, _ *model.WithdrawalStatus, _, take *int) int {
 		return pagedComplexity(child, take)
 	}
+	c.Query.OperatorSets = func(child int, _ *string, _, take *int) int { return pagedComplexity(child, take) }
+	c.Query.Slashings = func(child int, _, _, _, _, _ *string, _, take *int) int { return pagedComplexity(child, take) }
 	c.Query.Strategies = perStrategy
 	c.Query.RewardStrategies = perStrategy
 
@@ -132,6 +136,7 @@ func setComplexity(c *ComplexityRoot) {
 		return pagedComplexity(child, take)
 	}
 	c.AvsRewards.RewardStrategies = perStrategy
+	c.Avs.OperatorSets = func(child int, _, take *int) int { return pagedComplexity(child, take) }
 	c.AvsRewards.RewardTokens = perStrategy
 
 	c.Operator.Stakers = func(child int, _, take *int) int { return pagedComplexity(child, take) }
@@ -140,6 +145,10 @@ func setComplexity(c *ComplexityRoot) {
 	}
 	c.Operator.Shares = perStrategy
 	c.Operator.AvsRegistrations = perRegistration
+	c.Operator.MaxMagnitudes = perStrategy
+	c.Operator.Allocations = func(child int, _, take *int) int { return pagedComplexity(child, take) }
+	c.Operator.OperatorSets = func(child int, _ *bool, _, take *int) int { return pagedComplexity(child, take) }
+	c.Operator.Slashings = func(child int, _, take *int) int { return pagedComplexity(child, take) }
 	c.AvsOperator.Shares = perStrategy
 	c.AvsOperator.AvsRegistrations = perRegistration
 
@@ -153,6 +162,17 @@ func setComplexity(c *ComplexityRoot) {
 	c.Staker.Shares = perStrategy
 	c.Withdrawal.Shares = perStrategy
 	c.RewardsSubmission.Strategies = perStrategy
+	c.RewardsSubmission.Operators = func(child int) int { return 1 + operatorRewardsLength*child }
+	c.Withdrawal.ScaledShares = perStrategy
+	c.Withdrawal.PayoutShares = perStrategy
+
+	c.OperatorSet.Strategies = perStrategy
+	c.OperatorSet.AllocatedStake = perStrategy
+	c.OperatorSet.Operators = func(child int, _ *bool, _, take *int) int { return pagedComplexity(child, take) }
+	c.OperatorSet.Slashings = func(child int, _, take *int) int { return pagedComplexity(child, take) }
+	c.OperatorSet.RewardsSubmissions = func(child int, _, take *int) int { return pagedComplexity(child, take) }
+	c.OperatorSetMember.Allocations = perStrategy
+	c.Slashing.Strategies = perStrategy
 	c.Metrics.StakerCountHistory = func(child int, _ *string, _ *model.CountVariant, _, _ *string) int {
 		return 1 + 365*child
 	}

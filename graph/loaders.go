@@ -47,6 +47,12 @@ type loaders struct {
 	rewardTokens         *entityLoader[[]string]
 	rewardsTotals        *entityLoader[*store.AVSRewardsTotals]
 	submissionStrategies *entityLoader[[]store.RewardsSubmissionStrategy]
+	submissionOperators  *entityLoader[[]store.RewardsSubmissionOperator]
+	operatorSets         *entityLoader[*store.OperatorSet]
+	setStakes            *entityLoader[*shareSet]
+	maxMagnitudes        *entityLoader[[]store.MaxMagnitude]
+	memberAllocations    *dataloader.Loader[string, []store.Allocation]
+	withdrawalPayouts    *dataloader.Loader[string, *withdrawalPayout]
 
 	avsOperators           *dataloader.Loader[pageKey[avsOperatorArgs], []store.AVSOperator]
 	avsOperatorCounts      *dataloader.Loader[pageKey[store.AVSOperatorFilter], int]
@@ -63,6 +69,21 @@ type loaders struct {
 	stakerDeposits         *dataloader.Loader[pageKey[store.Page], []store.Deposit]
 	stakerDepositCounts    *dataloader.Loader[pageKey[struct{}], int]
 	avsSubmissions         *dataloader.Loader[pageKey[store.Page], []store.RewardsSubmission]
+
+	avsOperatorSets          *dataloader.Loader[pageKey[store.Page], []store.OperatorSet]
+	avsOperatorSetCounts     *dataloader.Loader[pageKey[struct{}], int]
+	setMembers               *dataloader.Loader[pageKey[memberArgs], []store.OperatorSetMember]
+	setMemberCounts          *dataloader.Loader[pageKey[store.RegistrationStatus], int]
+	operatorMemberships      *dataloader.Loader[pageKey[memberArgs], []store.OperatorSetMember]
+	operatorMembershipCounts *dataloader.Loader[pageKey[store.RegistrationStatus], int]
+	operatorAllocations      *dataloader.Loader[pageKey[store.Page], []store.Allocation]
+	operatorAllocationCounts *dataloader.Loader[pageKey[struct{}], int]
+	operatorSlashings        *dataloader.Loader[pageKey[store.Page], []store.Slashing]
+	operatorSlashingCounts   *dataloader.Loader[pageKey[struct{}], int]
+	setSlashings             *dataloader.Loader[pageKey[store.Page], []store.Slashing]
+	setSlashingCounts        *dataloader.Loader[pageKey[struct{}], int]
+	setSubmissions           *dataloader.Loader[pageKey[store.Page], []store.RewardsSubmission]
+	setSubmissionCounts      *dataloader.Loader[pageKey[struct{}], int]
 
 	snapshots         memo[store.SnapshotTrio]
 	strategySnapshots memo[store.StrategySnapshotTrio]
@@ -94,6 +115,21 @@ type eventArgs struct {
 type withdrawalArgs struct {
 	Status store.WithdrawalStatus
 	Page   store.Page
+}
+
+// memberArgs are the arguments of OperatorSet.operators and
+// Operator.operatorSets.
+type memberArgs struct {
+	Status store.RegistrationStatus
+	Page   store.Page
+}
+
+// withdrawalPayout is what a withdrawal pays out: its payout shares with
+// their values, and its scaled shares (nil for a withdrawal queued before
+// the slashing upgrade).
+type withdrawalPayout struct {
+	shares *shareSet
+	scaled []*model.ScaledShares
 }
 
 // newLoaders creates the loaders of a request that started at now. wait is
@@ -172,6 +208,52 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		return groupBy(rows, func(r store.RewardsSubmissionStrategy) string { return r.Hash }), err
 	})
 
+	l.submissionOperators = newEntityLoader(wait, entities, "submission operators", func(ctx context.Context, keys []string) (map[string][]store.RewardsSubmissionOperator, error) {
+		rows, err := db.OperatorsBySubmissions(ctx, keys)
+		return groupBy(rows, func(r store.RewardsSubmissionOperator) string { return r.Hash }), err
+	})
+	// Operator sets, their stake and the operators' max magnitudes are few
+	// and read by key like the AVS: kept.
+	l.operatorSets = newEntityLoader(wait, entities, "operator sets", func(ctx context.Context, keys []string) (map[string]*store.OperatorSet, error) {
+		rows, err := db.OperatorSetsByRefs(ctx, setRefs(keys))
+		return indexBy(rows, func(r store.OperatorSet) string { return r.Ref().Key() }), err
+	})
+	l.setStakes = newEntityLoader(wait, entities, "operator set stakes", shareSets(func(ctx context.Context, keys []string) ([]store.StrategyShares, error) {
+		return db.AllocatedStakeBySets(ctx, setRefs(keys))
+	}))
+	l.maxMagnitudes = newEntityLoader(wait, entities, "max magnitudes", func(ctx context.Context, keys []string) (map[string][]store.MaxMagnitude, error) {
+		rows, err := db.MaxMagnitudesByOperators(ctx, keys)
+		return groupBy(rows, func(r store.MaxMagnitude) string { return r.OperatorAddress }), err
+	})
+	l.memberAllocations = newLoader(wait, func(ctx context.Context, keys []string) (map[string][]store.Allocation, error) {
+		members := make([]store.MemberRef, 0, len(keys))
+		for _, k := range keys {
+			if m, ok := memberRef(k); ok {
+				members = append(members, m)
+			}
+		}
+		rows, err := db.AllocationsByMembers(ctx, members)
+		return groupBy(rows, func(r store.Allocation) string { return r.Key }), err
+	})
+	l.withdrawalPayouts = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*withdrawalPayout, error) {
+		rows, err := db.WithdrawalPayoutsByRoots(ctx, keys)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]*withdrawalPayout)
+		for root, group := range groupBy(rows, func(r store.WithdrawalPayout) string { return r.Owner }) {
+			p := &withdrawalPayout{shares: &shareSet{}}
+			for _, r := range group {
+				p.shares.rows = append(p.shares.rows, r.StrategyShares)
+				if r.ScaledShares != nil {
+					p.scaled = append(p.scaled, &model.ScaledShares{StrategyAddress: r.StrategyAddress, ScaledShares: *r.ScaledShares})
+				}
+			}
+			out[root] = p
+		}
+		return out, nil
+	})
+
 	l.avsOperators = newPageLoader(wait, func(ctx context.Context, avs []string, a avsOperatorArgs) (map[string][]store.AVSOperator, error) {
 		rows, err := db.ListAVSOperators(ctx, avs, a.Filter, a.Sort, a.Page)
 		return groupBy(rows, func(r store.AVSOperator) string { return r.AVSAddress }), err
@@ -226,7 +308,81 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		rows, err := db.ListRewardsSubmissionsByAVS(ctx, avs, p)
 		return groupBy(rows, func(r store.RewardsSubmission) string { return r.Key }), err
 	})
+
+	l.avsOperatorSets = newPageLoader(wait, func(ctx context.Context, avs []string, p store.Page) (map[string][]store.OperatorSet, error) {
+		rows, err := db.ListOperatorSetsByAVS(ctx, avs, p)
+		out := make(map[string][]store.OperatorSet)
+		for _, r := range rows {
+			out[r.Key] = append(out[r.Key], r.OperatorSet)
+		}
+		return out, err
+	})
+	l.avsOperatorSetCounts = newPageLoader(wait, func(ctx context.Context, avs []string, _ struct{}) (map[string]int, error) {
+		return db.CountOperatorSetsByAVS(ctx, avs)
+	})
+	l.setMembers = newPageLoader(wait, func(ctx context.Context, sets []string, a memberArgs) (map[string][]store.OperatorSetMember, error) {
+		rows, err := db.ListOperatorSetMembers(ctx, setRefs(sets), a.Status, a.Page)
+		return groupBy(rows, func(r store.OperatorSetMember) string { return r.Key }), err
+	})
+	l.setMemberCounts = newPageLoader(wait, func(ctx context.Context, sets []string, status store.RegistrationStatus) (map[string]int, error) {
+		return db.CountOperatorSetMembers(ctx, setRefs(sets), status)
+	})
+	l.operatorMemberships = newPageLoader(wait, func(ctx context.Context, ops []string, a memberArgs) (map[string][]store.OperatorSetMember, error) {
+		rows, err := db.ListOperatorSetMembershipsByOperators(ctx, ops, a.Status, a.Page)
+		return groupBy(rows, func(r store.OperatorSetMember) string { return r.Key }), err
+	})
+	l.operatorMembershipCounts = newPageLoader(wait, db.CountOperatorSetMembershipsByOperators)
+	l.operatorAllocations = newPageLoader(wait, func(ctx context.Context, ops []string, p store.Page) (map[string][]store.Allocation, error) {
+		rows, err := db.ListAllocationsByOperators(ctx, ops, p)
+		return groupBy(rows, func(r store.Allocation) string { return r.Key }), err
+	})
+	l.operatorAllocationCounts = newPageLoader(wait, func(ctx context.Context, ops []string, _ struct{}) (map[string]int, error) {
+		return db.CountAllocationsByOperators(ctx, ops)
+	})
+	l.operatorSlashings = newPageLoader(wait, func(ctx context.Context, ops []string, p store.Page) (map[string][]store.Slashing, error) {
+		rows, err := db.ListSlashingsByOperators(ctx, ops, p)
+		return groupBy(rows, func(r store.Slashing) string { return r.Key }), err
+	})
+	l.operatorSlashingCounts = newPageLoader(wait, func(ctx context.Context, ops []string, _ struct{}) (map[string]int, error) {
+		return db.CountSlashingsByOperators(ctx, ops)
+	})
+	l.setSlashings = newPageLoader(wait, func(ctx context.Context, sets []string, p store.Page) (map[string][]store.Slashing, error) {
+		rows, err := db.ListSlashingsBySets(ctx, setRefs(sets), p)
+		return groupBy(rows, func(r store.Slashing) string { return r.Key }), err
+	})
+	l.setSlashingCounts = newPageLoader(wait, func(ctx context.Context, sets []string, _ struct{}) (map[string]int, error) {
+		return db.CountSlashingsBySets(ctx, setRefs(sets))
+	})
+	l.setSubmissions = newPageLoader(wait, func(ctx context.Context, sets []string, p store.Page) (map[string][]store.RewardsSubmission, error) {
+		rows, err := db.ListRewardsSubmissionsBySets(ctx, setRefs(sets), p)
+		return groupBy(rows, func(r store.RewardsSubmission) string { return r.Key }), err
+	})
+	l.setSubmissionCounts = newPageLoader(wait, func(ctx context.Context, sets []string, _ struct{}) (map[string]int, error) {
+		return db.CountRewardsSubmissionsBySets(ctx, setRefs(sets))
+	})
 	return l
+}
+
+// setRefs parses operator set keys (store.OperatorSetRef.Key), which the
+// resolvers make; a key that does not parse names no set and is left out.
+func setRefs(keys []string) []store.OperatorSetRef {
+	refs := make([]store.OperatorSetRef, 0, len(keys))
+	for _, k := range keys {
+		if r, ok := store.ParseOperatorSetKey(k); ok {
+			refs = append(refs, r)
+		}
+	}
+	return refs
+}
+
+// memberRef parses a member key (store.MemberRef.Key).
+func memberRef(key string) (store.MemberRef, bool) {
+	op, set, ok := strings.Cut(key, "/")
+	if !ok {
+		return store.MemberRef{}, false
+	}
+	ref, ok := store.ParseOperatorSetKey(set)
+	return store.MemberRef{Operator: op, Set: ref}, ok
 }
 
 // newLoader creates a loader whose batch function fetches the values of a

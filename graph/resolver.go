@@ -177,3 +177,56 @@ func delegationEventPage(ctx context.Context, owner string, args eventArgs,
 		}),
 	}, nil
 }
+
+// setKey returns the key of an operator set (store.OperatorSetRef.Key),
+// by which its relations are loaded.
+func setKey(s *model.OperatorSet) string {
+	return store.OperatorSetRef{AVS: s.AvsAddress, ID: int64(s.ID)}.Key()
+}
+
+// operatorSetByRef returns the operator set id of the AVS avs, or nil when
+// there is none.
+func operatorSetByRef(ctx context.Context, avs string, id int) (*model.OperatorSet, error) {
+	key := store.OperatorSetRef{AVS: avs, ID: int64(id)}.Key()
+	s, err := loadersFor(ctx).operatorSets.Load(ctx, key)()
+	if err != nil || s == nil {
+		return nil, err
+	}
+	return operatorSetFromStore(s), nil
+}
+
+// memberPage loads one page of the operator set memberships of parent (an
+// operator set's key or an operator's address) through the given loaders.
+func memberPage(ctx context.Context, parent string, args memberArgs,
+	members *dataloader.Loader[pageKey[memberArgs], []store.OperatorSetMember],
+	counts *dataloader.Loader[pageKey[store.RegistrationStatus], int],
+) (*model.OperatorSetMemberPage, error) {
+	rows, err := loadPage(ctx, members, parent, args)
+	if err != nil {
+		return nil, err
+	}
+	return &model.OperatorSetMemberPage{
+		Data: mapList(rows, operatorSetMemberFromStore),
+		Meta: pageMeta(args.Page, func(ctx context.Context) (int, error) {
+			return loadPage(ctx, counts, parent, args.Status)
+		}),
+	}, nil
+}
+
+// slashingPage loads one page of the slashings of parent (an operator's
+// address or an operator set's key) through the given loaders.
+func slashingPage(ctx context.Context, parent string, page store.Page,
+	slashings *dataloader.Loader[pageKey[store.Page], []store.Slashing],
+	counts *dataloader.Loader[pageKey[struct{}], int],
+) (*model.SlashingPage, error) {
+	rows, err := loadPage(ctx, slashings, parent, page)
+	if err != nil {
+		return nil, err
+	}
+	return &model.SlashingPage{
+		Data: mapList(rows, slashingFromStore),
+		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
+			return loadPage(ctx, counts, parent, struct{}{})
+		}),
+	}, nil
+}

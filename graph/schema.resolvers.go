@@ -12,6 +12,21 @@ import (
 	"github.com/stakegraph/stakegraph/store"
 )
 
+// Operator is the resolver for the operator field.
+func (r *allocationResolver) Operator(ctx context.Context, obj *model.Allocation) (*model.Operator, error) {
+	return operatorByAddress(ctx, obj.OperatorAddress)
+}
+
+// OperatorSet is the resolver for the operatorSet field.
+func (r *allocationResolver) OperatorSet(ctx context.Context, obj *model.Allocation) (*model.OperatorSet, error) {
+	return operatorSetByRef(ctx, obj.AvsAddress, obj.OperatorSetID)
+}
+
+// Strategy is the resolver for the strategy field.
+func (r *allocationResolver) Strategy(ctx context.Context, obj *model.Allocation) (*model.Strategy, error) {
+	return strategyByAddress(ctx, obj.StrategyAddress)
+}
+
 // Shares is the resolver for the shares field.
 func (r *avsResolver) Shares(ctx context.Context, obj *model.Avs) ([]*model.StrategyShares, error) {
 	set, err := loadersFor(ctx).avsShares.Load(ctx, obj.Address)()
@@ -97,6 +112,24 @@ func (r *avsResolver) Rewards(ctx context.Context, obj *model.Avs) (*model.AvsRe
 		return nil, err
 	}
 	return avsRewardsFromStore(obj.Address, totals), nil
+}
+
+// OperatorSets is the resolver for the operatorSets field.
+func (r *avsResolver) OperatorSets(ctx context.Context, obj *model.Avs, skip *int, take *int) (*model.OperatorSetPage, error) {
+	page, err := pageFrom(skip, take)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := loadPage(ctx, loadersFor(ctx).avsOperatorSets, obj.Address, page)
+	if err != nil {
+		return nil, err
+	}
+	return &model.OperatorSetPage{
+		Data: mapList(rows, func(s store.OperatorSet) *model.OperatorSet { return operatorSetFromStore(&s) }),
+		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
+			return loadPage(ctx, loadersFor(ctx).avsOperatorSetCounts, obj.Address, struct{}{})
+		}),
+	}, nil
 }
 
 // Shares is the resolver for the shares field.
@@ -359,6 +392,124 @@ func (r *operatorResolver) DelegationEvents(ctx context.Context, obj *model.Oper
 		loadersFor(ctx).operatorEventCounts)
 }
 
+// MaxMagnitudes is the resolver for the maxMagnitudes field.
+func (r *operatorResolver) MaxMagnitudes(ctx context.Context, obj *model.Operator) ([]*model.MaxMagnitude, error) {
+	rows, err := loadersFor(ctx).maxMagnitudes.Load(ctx, obj.Address)()
+	return mapList(rows, maxMagnitudeFromStore), err
+}
+
+// Allocations is the resolver for the allocations field.
+func (r *operatorResolver) Allocations(ctx context.Context, obj *model.Operator, skip *int, take *int) (*model.AllocationPage, error) {
+	page, err := pageFrom(skip, take)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := loadPage(ctx, loadersFor(ctx).operatorAllocations, obj.Address, page)
+	if err != nil {
+		return nil, err
+	}
+	return &model.AllocationPage{
+		Data: mapList(rows, allocationFromStore),
+		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
+			return loadPage(ctx, loadersFor(ctx).operatorAllocationCounts, obj.Address, struct{}{})
+		}),
+	}, nil
+}
+
+// OperatorSets is the resolver for the operatorSets field.
+func (r *operatorResolver) OperatorSets(ctx context.Context, obj *model.Operator, isActive *bool, skip *int, take *int) (*model.OperatorSetMemberPage, error) {
+	page, err := pageFrom(skip, take)
+	if err != nil {
+		return nil, err
+	}
+	return memberPage(ctx, obj.Address, memberArgs{Status: registrationStatusFrom(isActive), Page: page},
+		loadersFor(ctx).operatorMemberships, loadersFor(ctx).operatorMembershipCounts)
+}
+
+// Slashings is the resolver for the slashings field.
+func (r *operatorResolver) Slashings(ctx context.Context, obj *model.Operator, skip *int, take *int) (*model.SlashingPage, error) {
+	page, err := pageFrom(skip, take)
+	if err != nil {
+		return nil, err
+	}
+	return slashingPage(ctx, obj.Address, page, loadersFor(ctx).operatorSlashings, loadersFor(ctx).operatorSlashingCounts)
+}
+
+// Avs is the resolver for the avs field.
+func (r *operatorSetResolver) Avs(ctx context.Context, obj *model.OperatorSet) (*model.Avs, error) {
+	return avsByAddress(ctx, obj.AvsAddress)
+}
+
+// AllocatedStake is the resolver for the allocatedStake field.
+func (r *operatorSetResolver) AllocatedStake(ctx context.Context, obj *model.OperatorSet) ([]*model.StrategyShares, error) {
+	set, err := loadersFor(ctx).setStakes.Load(ctx, setKey(obj))()
+	return strategySharesListFromStore(set.Rows()), err
+}
+
+// AllocatedTvl is the resolver for the allocatedTvl field.
+func (r *operatorSetResolver) AllocatedTvl(ctx context.Context, obj *model.OperatorSet) (*model.Tvl, error) {
+	set, err := loadersFor(ctx).setStakes.Load(ctx, setKey(obj))()
+	if err != nil {
+		return nil, err
+	}
+	return set.TVL(), nil
+}
+
+// Operators is the resolver for the operators field.
+func (r *operatorSetResolver) Operators(ctx context.Context, obj *model.OperatorSet, isActive *bool, skip *int, take *int) (*model.OperatorSetMemberPage, error) {
+	page, err := pageFrom(skip, take)
+	if err != nil {
+		return nil, err
+	}
+	return memberPage(ctx, setKey(obj), memberArgs{Status: registrationStatusFrom(isActive), Page: page},
+		loadersFor(ctx).setMembers, loadersFor(ctx).setMemberCounts)
+}
+
+// Slashings is the resolver for the slashings field.
+func (r *operatorSetResolver) Slashings(ctx context.Context, obj *model.OperatorSet, skip *int, take *int) (*model.SlashingPage, error) {
+	page, err := pageFrom(skip, take)
+	if err != nil {
+		return nil, err
+	}
+	return slashingPage(ctx, setKey(obj), page, loadersFor(ctx).setSlashings, loadersFor(ctx).setSlashingCounts)
+}
+
+// RewardsSubmissions is the resolver for the rewardsSubmissions field.
+func (r *operatorSetResolver) RewardsSubmissions(ctx context.Context, obj *model.OperatorSet, skip *int, take *int) (*model.RewardsSubmissionPage, error) {
+	page, err := pageFrom(skip, take)
+	if err != nil {
+		return nil, err
+	}
+	key := setKey(obj)
+	rows, err := loadPage(ctx, loadersFor(ctx).setSubmissions, key, page)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RewardsSubmissionPage{
+		Data: mapList(rows, func(s store.RewardsSubmission) *model.RewardsSubmission { return rewardsSubmissionFromStore(&s) }),
+		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
+			return loadPage(ctx, loadersFor(ctx).setSubmissionCounts, key, struct{}{})
+		}),
+	}, nil
+}
+
+// Operator is the resolver for the operator field.
+func (r *operatorSetMemberResolver) Operator(ctx context.Context, obj *model.OperatorSetMember) (*model.Operator, error) {
+	return operatorByAddress(ctx, obj.OperatorAddress)
+}
+
+// OperatorSet is the resolver for the operatorSet field.
+func (r *operatorSetMemberResolver) OperatorSet(ctx context.Context, obj *model.OperatorSetMember) (*model.OperatorSet, error) {
+	return operatorSetByRef(ctx, obj.AvsAddress, obj.OperatorSetID)
+}
+
+// Allocations is the resolver for the allocations field.
+func (r *operatorSetMemberResolver) Allocations(ctx context.Context, obj *model.OperatorSetMember) ([]*model.Allocation, error) {
+	member := store.MemberRef{Operator: obj.OperatorAddress, Set: store.OperatorSetRef{AVS: obj.AvsAddress, ID: int64(obj.OperatorSetID)}}
+	rows, err := loadersFor(ctx).memberAllocations.Load(ctx, member.Key())()
+	return mapList(rows, allocationFromStore), err
+}
+
 // Total is the resolver for the total field.
 func (r *pageMetaResolver) Total(ctx context.Context, obj *model.PageMeta) (int, error) {
 	return obj.Count(ctx)
@@ -505,6 +656,61 @@ func (r *queryResolver) Withdrawal(ctx context.Context, withdrawalRoot string) (
 	return withdrawalFromStore(w)
 }
 
+// OperatorSet is the resolver for the operatorSet field.
+func (r *queryResolver) OperatorSet(ctx context.Context, avs string, id int) (*model.OperatorSet, error) {
+	setID, err := operatorSetIDFrom(id)
+	if err != nil {
+		return nil, err
+	}
+	return operatorSetByRef(ctx, avs, int(setID))
+}
+
+// OperatorSets is the resolver for the operatorSets field.
+func (r *queryResolver) OperatorSets(ctx context.Context, avs *string, skip *int, take *int) (*model.OperatorSetPage, error) {
+	page, err := pageFrom(skip, take)
+	if err != nil {
+		return nil, err
+	}
+	filter := store.OperatorSetFilter{AVS: stringValue(avs)}
+	db := loadersFor(ctx).db
+	rows, err := db.ListOperatorSets(ctx, filter, page)
+	if err != nil {
+		return nil, err
+	}
+	return &model.OperatorSetPage{
+		Data: mapList(rows, func(s store.OperatorSet) *model.OperatorSet { return operatorSetFromStore(&s) }),
+		Meta: pageMeta(page, func(ctx context.Context) (int, error) { return db.CountOperatorSets(ctx, filter) }),
+	}, nil
+}
+
+// Slashings is the resolver for the slashings field.
+func (r *queryResolver) Slashings(ctx context.Context, avs *string, operator *string, strategy *string, startAt *string, endAt *string, skip *int, take *int) (*model.SlashingPage, error) {
+	page, err := pageFrom(skip, take)
+	if err != nil {
+		return nil, err
+	}
+	start, end, err := slashingDatesFrom(startAt, endAt)
+	if err != nil {
+		return nil, err
+	}
+	filter := store.SlashingFilter{
+		AVS:      stringValue(avs),
+		Operator: stringValue(operator),
+		Strategy: stringValue(strategy),
+		Start:    start,
+		End:      end,
+	}
+	db := loadersFor(ctx).db
+	rows, err := db.ListSlashings(ctx, filter, page)
+	if err != nil {
+		return nil, err
+	}
+	return &model.SlashingPage{
+		Data: mapList(rows, slashingFromStore),
+		Meta: pageMeta(page, func(ctx context.Context) (int, error) { return db.CountSlashings(ctx, filter) }),
+	}, nil
+}
+
 // Strategies is the resolver for the strategies field.
 func (r *queryResolver) Strategies(ctx context.Context) ([]*model.Strategy, error) {
 	db := loadersFor(ctx).db
@@ -556,9 +762,43 @@ func (r *rewardsSubmissionResolver) Avs(ctx context.Context, obj *model.RewardsS
 	return avsByAddress(ctx, obj.AvsAddress)
 }
 
+// OperatorSet is the resolver for the operatorSet field.
+func (r *rewardsSubmissionResolver) OperatorSet(ctx context.Context, obj *model.RewardsSubmission) (*model.OperatorSet, error) {
+	if obj.OperatorSetID == nil {
+		return nil, nil
+	}
+	return operatorSetByRef(ctx, obj.AvsAddress, *obj.OperatorSetID)
+}
+
+// Operators is the resolver for the operators field.
+func (r *rewardsSubmissionResolver) Operators(ctx context.Context, obj *model.RewardsSubmission) ([]*model.RewardsSubmissionOperator, error) {
+	rows, err := loadersFor(ctx).submissionOperators.Load(ctx, obj.RewardsSubmissionHash)()
+	return mapList(rows, submissionOperatorFromStore), err
+}
+
+// Operator is the resolver for the operator field.
+func (r *rewardsSubmissionOperatorResolver) Operator(ctx context.Context, obj *model.RewardsSubmissionOperator) (*model.Operator, error) {
+	return operatorByAddress(ctx, obj.OperatorAddress)
+}
+
 // Strategy is the resolver for the strategy field.
 func (r *rewardsSubmissionStrategyResolver) Strategy(ctx context.Context, obj *model.RewardsSubmissionStrategy) (*model.Strategy, error) {
 	return strategyByAddress(ctx, obj.StrategyAddress)
+}
+
+// Strategy is the resolver for the strategy field.
+func (r *slashedStrategyResolver) Strategy(ctx context.Context, obj *model.SlashedStrategy) (*model.Strategy, error) {
+	return strategyByAddress(ctx, obj.StrategyAddress)
+}
+
+// Operator is the resolver for the operator field.
+func (r *slashingResolver) Operator(ctx context.Context, obj *model.Slashing) (*model.Operator, error) {
+	return operatorByAddress(ctx, obj.OperatorAddress)
+}
+
+// OperatorSet is the resolver for the operatorSet field.
+func (r *slashingResolver) OperatorSet(ctx context.Context, obj *model.Slashing) (*model.OperatorSet, error) {
+	return operatorSetByRef(ctx, obj.AvsAddress, obj.OperatorSetID)
 }
 
 // DelegatedTo is the resolver for the delegatedTo field.
@@ -657,6 +897,24 @@ func (r *withdrawalResolver) Shares(ctx context.Context, obj *model.Withdrawal) 
 	return strategySharesListFromStore(set.Rows()), err
 }
 
+// ScaledShares is the resolver for the scaledShares field.
+func (r *withdrawalResolver) ScaledShares(ctx context.Context, obj *model.Withdrawal) ([]*model.ScaledShares, error) {
+	p, err := loadersFor(ctx).withdrawalPayouts.Load(ctx, obj.WithdrawalRoot)()
+	if err != nil || p == nil {
+		return nil, err
+	}
+	return p.scaled, nil
+}
+
+// PayoutShares is the resolver for the payoutShares field.
+func (r *withdrawalResolver) PayoutShares(ctx context.Context, obj *model.Withdrawal) ([]*model.StrategyShares, error) {
+	p, err := loadersFor(ctx).withdrawalPayouts.Load(ctx, obj.WithdrawalRoot)()
+	if err != nil || p == nil {
+		return []*model.StrategyShares{}, err
+	}
+	return strategySharesListFromStore(p.shares.Rows()), nil
+}
+
 // Staker is the resolver for the staker field.
 func (r *withdrawalResolver) Staker(ctx context.Context, obj *model.Withdrawal) (*model.Staker, error) {
 	return stakerByAddress(ctx, obj.StakerAddress)
@@ -671,6 +929,9 @@ func (r *withdrawalResolver) DelegatedToOperator(ctx context.Context, obj *model
 func (r *withdrawalResolver) Withdrawer(ctx context.Context, obj *model.Withdrawal) (*model.Staker, error) {
 	return stakerByAddress(ctx, obj.WithdrawerAddress)
 }
+
+// Allocation returns AllocationResolver implementation.
+func (r *Resolver) Allocation() AllocationResolver { return &allocationResolver{r} }
 
 // Avs returns AvsResolver implementation.
 func (r *Resolver) Avs() AvsResolver { return &avsResolver{r} }
@@ -696,6 +957,14 @@ func (r *Resolver) Metrics() MetricsResolver { return &metricsResolver{r} }
 // Operator returns OperatorResolver implementation.
 func (r *Resolver) Operator() OperatorResolver { return &operatorResolver{r} }
 
+// OperatorSet returns OperatorSetResolver implementation.
+func (r *Resolver) OperatorSet() OperatorSetResolver { return &operatorSetResolver{r} }
+
+// OperatorSetMember returns OperatorSetMemberResolver implementation.
+func (r *Resolver) OperatorSetMember() OperatorSetMemberResolver {
+	return &operatorSetMemberResolver{r}
+}
+
 // PageMeta returns PageMetaResolver implementation.
 func (r *Resolver) PageMeta() PageMetaResolver { return &pageMetaResolver{r} }
 
@@ -707,10 +976,21 @@ func (r *Resolver) RewardsSubmission() RewardsSubmissionResolver {
 	return &rewardsSubmissionResolver{r}
 }
 
+// RewardsSubmissionOperator returns RewardsSubmissionOperatorResolver implementation.
+func (r *Resolver) RewardsSubmissionOperator() RewardsSubmissionOperatorResolver {
+	return &rewardsSubmissionOperatorResolver{r}
+}
+
 // RewardsSubmissionStrategy returns RewardsSubmissionStrategyResolver implementation.
 func (r *Resolver) RewardsSubmissionStrategy() RewardsSubmissionStrategyResolver {
 	return &rewardsSubmissionStrategyResolver{r}
 }
+
+// SlashedStrategy returns SlashedStrategyResolver implementation.
+func (r *Resolver) SlashedStrategy() SlashedStrategyResolver { return &slashedStrategyResolver{r} }
+
+// Slashing returns SlashingResolver implementation.
+func (r *Resolver) Slashing() SlashingResolver { return &slashingResolver{r} }
 
 // Staker returns StakerResolver implementation.
 func (r *Resolver) Staker() StakerResolver { return &stakerResolver{r} }
@@ -725,6 +1005,7 @@ func (r *Resolver) StrategyShares() StrategySharesResolver { return &strategySha
 func (r *Resolver) Withdrawal() WithdrawalResolver { return &withdrawalResolver{r} }
 
 type (
+	allocationResolver                struct{ *Resolver }
 	avsResolver                       struct{ *Resolver }
 	avsOperatorResolver               struct{ *Resolver }
 	avsRegistrationResolver           struct{ *Resolver }
@@ -733,10 +1014,15 @@ type (
 	depositResolver                   struct{ *Resolver }
 	metricsResolver                   struct{ *Resolver }
 	operatorResolver                  struct{ *Resolver }
+	operatorSetResolver               struct{ *Resolver }
+	operatorSetMemberResolver         struct{ *Resolver }
 	pageMetaResolver                  struct{ *Resolver }
 	queryResolver                     struct{ *Resolver }
 	rewardsSubmissionResolver         struct{ *Resolver }
+	rewardsSubmissionOperatorResolver struct{ *Resolver }
 	rewardsSubmissionStrategyResolver struct{ *Resolver }
+	slashedStrategyResolver           struct{ *Resolver }
+	slashingResolver                  struct{ *Resolver }
 	stakerResolver                    struct{ *Resolver }
 	strategyResolver                  struct{ *Resolver }
 	strategySharesResolver            struct{ *Resolver }

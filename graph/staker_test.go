@@ -106,7 +106,8 @@ func TestStaker(t *testing.T) {
 		}
 		var eth float64
 		for _, s := range got.Shares {
-			want := sqlString(t, db, `SELECT shares::text FROM staker_shares WHERE staker_address = $1 AND strategy_address = $2`, staker, s.StrategyAddress)
+			// A staker's shares are its withdrawable shares.
+			want := sqlString(t, db, `SELECT withdrawable_shares::text FROM staker_positions WHERE staker_address = $1 AND strategy_address = $2`, staker, s.StrategyAddress)
 			if s.Shares != want || s.Strategy == nil {
 				t.Errorf("shares in %s: %+v, want %s", s.StrategyAddress, s, want)
 			}

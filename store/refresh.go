@@ -52,7 +52,9 @@
 //     the AllocationUpdated with the greatest (effect block, position) whose
 //     effect block is reached; a later event whose effect block is not yet
 //     reached is the pending change. An allocation's stake (its slashable
-//     shares) = the operator's shares × magnitude ÷ max magnitude;
+//     shares, AllocationManager.getAllocatedStake) = the operator's shares
+//     × (magnitude × 1e18 ÷ max magnitude, rounded down) ÷ 1e18, rounded
+//     down (allocationRows);
 //   - operator: totalStakers = stakers delegated to it; totalAvs = its active
 //     registrations;
 //   - strategy: total shares = Σ stakers' withdrawable shares; delegated

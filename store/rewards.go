@@ -10,11 +10,18 @@ import (
 
 // RewardsSubmission is a stored rewards submission. Amount is decimal text
 // in the token's smallest unit; StartTimestamp and Duration are seconds.
+// Kind is the chain.RewardsKind of the event that created it; an
+// operator-directed submission to an operator set has its OperatorSetID.
+// Submitter and Description are set for operator-directed submissions.
 type RewardsSubmission struct {
 	Key            string    `db:"key"`
 	Hash           string    `db:"rewards_submission_hash"`
 	AVSAddress     string    `db:"avs_address"`
 	ForAll         bool      `db:"for_all"`
+	Kind           string    `db:"kind"`
+	OperatorSetID  *int64    `db:"operator_set_id"`
+	Submitter      *string   `db:"submitter"`
+	Description    *string   `db:"description"`
 	TokenAddress   string    `db:"token_address"`
 	Amount         string    `db:"amount"`
 	StartTimestamp int64     `db:"start_timestamp"`
@@ -26,7 +33,8 @@ type RewardsSubmission struct {
 }
 
 const rewardsSubmissionColumns = `
-	r.rewards_submission_hash, r.avs_address, r.for_all, r.token_address, r.amount::text AS amount,
+	r.rewards_submission_hash, r.avs_address, r.for_all, r.kind, r.operator_set_id, r.submitter, r.description,
+	r.token_address, r.amount::text AS amount,
 	r.start_timestamp, r.duration, r.block_number, r.log_index, r.tx_hash, r.block_time`
 
 // ListRewardsSubmissionsByAVS returns, for each of the given AVS, one page of
@@ -119,4 +127,73 @@ func (db *DB) RewardsTotalsByAVS(ctx context.Context, avs []string) ([]AVSReward
 		return nil, fmt.Errorf("rewards totals: %w", Classify(err))
 	}
 	return out, nil
+}
+
+// RewardsSubmissionOperator is one operator's amount in an
+// operator-directed rewards submission. Amount is decimal text in the
+// token's smallest unit.
+type RewardsSubmissionOperator struct {
+	Hash            string `db:"rewards_submission_hash"`
+	OperatorAddress string `db:"operator_address"`
+	Amount          string `db:"amount"`
+}
+
+// OperatorsBySubmissions returns the operators' amounts of the given
+// rewards submissions (operator-directed ones have them), ordered by
+// submission hash and then in submission order.
+func (db *DB) OperatorsBySubmissions(ctx context.Context, hashes []string) ([]RewardsSubmissionOperator, error) {
+	var out []RewardsSubmissionOperator
+	if err := db.SelectContext(ctx, &out, `
+		SELECT rewards_submission_hash, operator_address, amount::text AS amount
+		FROM rewards_submission_operators
+		WHERE rewards_submission_hash = ANY($1)
+		ORDER BY rewards_submission_hash, position`, pq.Array(hashes)); err != nil {
+		return nil, fmt.Errorf("rewards submission operators: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// setSubmissionCondition selects, in rewards_submissions r, the
+// operator-directed submissions to the operator set of the columns
+// k.avs_address and k.operator_set_id. The AVS's index of the submissions
+// finds them.
+const setSubmissionCondition = `r.avs_address = k.avs_address AND r.kind = 'operator_directed_opset'
+	AND r.operator_set_id = k.operator_set_id`
+
+// ListRewardsSubmissionsBySets returns, for each of the given operator
+// sets, one page of the operator-directed rewards submissions to it, newest
+// first, all in one statement. Rows are grouped by set (Key, the set's key)
+// in the order of sets.
+func (db *DB) ListRewardsSubmissionsBySets(ctx context.Context, sets []OperatorSetRef, p Page) ([]RewardsSubmission, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	avs, ids := refArrays(sets)
+	var out []RewardsSubmission
+	if err := db.SelectContext(ctx, &out, `
+		SELECT `+operatorSetKey("k.avs_address", "k.operator_set_id")+` AS key, x.*
+		FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS k(avs_address, operator_set_id, position)
+		CROSS JOIN LATERAL (
+			SELECT `+rewardsSubmissionColumns+`
+			FROM rewards_submissions r
+			WHERE `+setSubmissionCondition+`
+			ORDER BY r.block_number DESC, r.log_index DESC
+			LIMIT $3 OFFSET $4
+		) x
+		ORDER BY k.position, x.block_number DESC, x.log_index DESC`, avs, ids, p.Take, p.Skip); err != nil {
+		return nil, fmt.Errorf("list operator set rewards submissions: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountRewardsSubmissionsBySets returns the number of operator-directed
+// rewards submissions to each of the given operator sets, by the set's
+// key; sets without any are left out of the map.
+func (db *DB) CountRewardsSubmissionsBySets(ctx context.Context, sets []OperatorSetRef) (map[string]int, error) {
+	avs, ids := refArrays(sets)
+	return db.countByKey(ctx, "count operator set rewards submissions", `
+		SELECT `+operatorSetKey("k.avs_address", "k.operator_set_id")+` AS key, count(*) AS n
+		FROM unnest($1::text[], $2::bigint[]) AS k(avs_address, operator_set_id)
+		JOIN rewards_submissions r ON `+setSubmissionCondition+`
+		GROUP BY k.avs_address, k.operator_set_id`, avs, ids)
 }

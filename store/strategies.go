@@ -59,18 +59,22 @@ func (db *DB) StrategiesByAddresses(ctx context.Context, addresses []string) ([]
 }
 
 // StrategyShares is an amount of shares that an owner (an AVS, operator,
-// staker or withdrawal) holds in one strategy, with its current value.
-// Symbol, Kind and UnderlyingToken are empty (nil) when the strategy is
-// unknown, in which case the values are zero.
+// staker, withdrawal or operator set) holds in one strategy, with its
+// current value. Symbol, Kind and UnderlyingToken are empty (nil) when the
+// strategy is unknown, in which case the values are zero. DepositShares and
+// WithdrawableShares are set for a staker's positions only (see
+// StakerSharesByStakers).
 type StrategyShares struct {
-	Owner           string  `db:"owner"`
-	StrategyAddress string  `db:"strategy_address"`
-	Shares          string  `db:"shares"`
-	Symbol          string  `db:"symbol"`
-	Kind            string  `db:"kind"`
-	UnderlyingToken *string `db:"underlying_token"`
-	UnderlyingValue string  `db:"underlying_value"`
-	ETHValue        string  `db:"eth_value"`
+	Owner              string  `db:"owner"`
+	StrategyAddress    string  `db:"strategy_address"`
+	Shares             string  `db:"shares"`
+	DepositShares      *string `db:"deposit_shares"`
+	WithdrawableShares *string `db:"withdrawable_shares"`
+	Symbol             string  `db:"symbol"`
+	Kind               string  `db:"kind"`
+	UnderlyingToken    *string `db:"underlying_token"`
+	UnderlyingValue    string  `db:"underlying_value"`
+	ETHValue           string  `db:"eth_value"`
 }
 
 // sharesValueColumns selects the strategy fields and value columns of a
@@ -113,16 +117,24 @@ func (db *DB) OperatorSharesByOperators(ctx context.Context, operators []string)
 	return out, nil
 }
 
-// StakerSharesByStakers returns the shares of each of the given stakers,
-// ordered by staker and strategy. Strategies in which a staker holds
-// nothing are left out.
+// StakerSharesByStakers returns the positions of each of the given
+// stakers, ordered by staker and strategy, from the view staker_positions.
+// Shares, and the values, are the withdrawable shares: what the staker owns
+// after slashing (deposit shares × deposit scaling factor × slashing
+// factor, each product rounded down), which equal the deposit shares for a
+// position never slashed. DepositShares are the shares the staker's
+// deposits, pod share changes and withdrawals leave it, as the
+// StrategyManager and EigenPodManager count them. Strategies in which a
+// staker has no deposit shares are left out.
 func (db *DB) StakerSharesByStakers(ctx context.Context, stakers []string) ([]StrategyShares, error) {
 	var out []StrategyShares
 	if err := db.SelectContext(ctx, &out, `
-		SELECT x.staker_address AS owner, x.strategy_address, x.shares::text AS shares,`+sharesValueColumns("x.shares")+`
-		FROM staker_shares x
+		SELECT x.staker_address AS owner, x.strategy_address, x.withdrawable_shares::text AS shares,
+		       x.deposit_shares::text AS deposit_shares, x.withdrawable_shares::text AS withdrawable_shares,`+
+		sharesValueColumns("x.withdrawable_shares")+`
+		FROM staker_positions x
 		LEFT JOIN strategies s ON s.address = x.strategy_address
-		WHERE x.staker_address = ANY($1) AND x.shares <> 0
+		WHERE x.staker_address = ANY($1) AND x.deposit_shares <> 0
 		ORDER BY x.staker_address, x.strategy_address`, pq.Array(stakers)); err != nil {
 		return nil, fmt.Errorf("staker shares: %w", Classify(err))
 	}

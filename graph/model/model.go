@@ -121,12 +121,16 @@ type StakerPage struct {
 }
 
 // StrategyShares is an amount of shares in one strategy with its value.
+// DepositShares and WithdrawableShares are set for a staker's positions
+// only.
 type StrategyShares struct {
-	StrategyAddress string
-	Shares          string
-	UnderlyingToken *string
-	UnderlyingValue float64
-	EthValue        float64
+	StrategyAddress    string
+	Shares             string
+	DepositShares      *string
+	WithdrawableShares *string
+	UnderlyingToken    *string
+	UnderlyingValue    float64
+	EthValue           float64
 }
 
 // DelegationEvent is a delegation event. StakerAddress names the staker
@@ -222,6 +226,10 @@ type RewardsSubmission struct {
 	TokenAddress          string
 	AvsAddress            string
 	IsForAll              bool
+	Kind                  RewardsSubmissionKind
+	OperatorSetID         *int
+	Submitter             *string
+	Description           *string
 	Tx                    string
 	BlockNumber           int
 	BlockTime             time.Time
@@ -232,6 +240,103 @@ type RewardsSubmissionStrategy struct {
 	StrategyAddress string
 	Multiplier      string
 	Amount          string
+}
+
+// RewardsSubmissionPage is a page of rewards submissions.
+type RewardsSubmissionPage struct {
+	Data []*RewardsSubmission
+	Meta *PageMeta
+}
+
+// RewardsSubmissionOperator is one operator's amount in an
+// operator-directed rewards submission.
+type RewardsSubmissionOperator struct {
+	OperatorAddress string
+	Amount          string
+}
+
+// OperatorSet is an operator set; its AVS, allocated stake and lists are
+// resolved by key.
+type OperatorSet struct {
+	AvsAddress     string
+	ID             int
+	Strategies     []string
+	TotalOperators int
+	CreatedAtBlock int
+	CreatedAt      time.Time
+}
+
+// OperatorSetPage is a page of operator sets.
+type OperatorSetPage struct {
+	Data []*OperatorSet
+	Meta *PageMeta
+}
+
+// OperatorSetMember is the membership of an operator in an operator set.
+type OperatorSetMember struct {
+	OperatorAddress string
+	AvsAddress      string
+	OperatorSetID   int
+	IsActive        bool
+	CreatedAtBlock  int
+	CreatedAt       time.Time
+	UpdatedAtBlock  int
+	UpdatedAt       time.Time
+}
+
+// OperatorSetMemberPage is a page of operator set memberships.
+type OperatorSetMemberPage struct {
+	Data []*OperatorSetMember
+	Meta *PageMeta
+}
+
+// Allocation is an operator's allocation to an operator set in one
+// strategy.
+type Allocation struct {
+	OperatorAddress  string
+	AvsAddress       string
+	OperatorSetID    int
+	StrategyAddress  string
+	Magnitude        string
+	PendingMagnitude *string
+	EffectBlock      *int
+	MaxMagnitude     string
+	AllocatedShares  string
+	UpdatedAtBlock   int
+	UpdatedAt        time.Time
+}
+
+// AllocationPage is a page of allocations.
+type AllocationPage struct {
+	Data []*Allocation
+	Meta *PageMeta
+}
+
+// Slashing is a slashing of an operator through an operator set.
+type Slashing struct {
+	OperatorAddress string
+	AvsAddress      string
+	OperatorSetID   int
+	Strategies      []*SlashedStrategy
+	Description     string
+	BlockNumber     int
+	LogIndex        int
+	TransactionHash string
+	CreatedAt       time.Time
+}
+
+// SlashingPage is a page of slashings.
+type SlashingPage struct {
+	Data []*Slashing
+	Meta *PageMeta
+}
+
+// SlashedStrategy is what a slashing took in one strategy.
+type SlashedStrategy struct {
+	StrategyAddress string
+	WadSlashed      string
+	SharesSlashed   string
+	SharesBurned    string
 }
 
 // Metrics is the root of the ecosystem metrics; every field is resolved

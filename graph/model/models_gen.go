@@ -104,6 +104,14 @@ type DeploymentRatio struct {
 	Change7d *Change `json:"change7d"`
 }
 
+// An operator's max magnitude in one strategy.
+type MaxMagnitude struct {
+	// The strategy address.
+	StrategyAddress string `json:"strategyAddress"`
+	// The max magnitude, out of 1e18: 1e18 until the operator is slashed in the strategy.
+	MaxMagnitude string `json:"maxMagnitude"`
+}
+
 // The root of the graph. Root lists mirror the REST lists, with the same filters,
 // sorts and paging.
 type Query struct {
@@ -129,6 +137,14 @@ type RewardStrategies struct {
 	Strategies []*StrategyRewardTokens `json:"strategies"`
 	// The number of strategies.
 	Total int `json:"total"`
+}
+
+// The scaled shares of a slashing-era withdrawal in one strategy.
+type ScaledShares struct {
+	// The strategy address.
+	StrategyAddress string `json:"strategyAddress"`
+	// The scaled shares: the deposit shares withdrawn × the staker's deposit scaling factor.
+	ScaledShares string `json:"scaledShares"`
 }
 
 // The number of stakers.
@@ -315,6 +331,73 @@ func (e *DelegationEventType) UnmarshalJSON(b []byte) error {
 }
 
 func (e DelegationEventType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The kind of a rewards submission: the RewardsCoordinator event that created it.
+type RewardsSubmissionKind string
+
+const (
+	// An AVS's rewards submission for the stakers of its operators (AVSRewardsSubmissionCreated).
+	RewardsSubmissionKindAvs RewardsSubmissionKind = "avs"
+	// A submission for all stakers (RewardsSubmissionForAllCreated).
+	RewardsSubmissionKindForAll RewardsSubmissionKind = "for_all"
+	// A submission for all stakers and operators earning rewards (RewardsSubmissionForAllEarnersCreated).
+	RewardsSubmissionKindForAllEarners RewardsSubmissionKind = "for_all_earners"
+	// An AVS's submission whose amounts it directs to operators (OperatorDirectedAVSRewardsSubmissionCreated).
+	RewardsSubmissionKindOperatorDirectedAvs RewardsSubmissionKind = "operator_directed_avs"
+	// An AVS's submission whose amounts it directs to the operators of one of its operator sets (OperatorDirectedOperatorSetRewardsSubmissionCreated).
+	RewardsSubmissionKindOperatorDirectedOpset RewardsSubmissionKind = "operator_directed_opset"
+)
+
+var AllRewardsSubmissionKind = []RewardsSubmissionKind{
+	RewardsSubmissionKindAvs,
+	RewardsSubmissionKindForAll,
+	RewardsSubmissionKindForAllEarners,
+	RewardsSubmissionKindOperatorDirectedAvs,
+	RewardsSubmissionKindOperatorDirectedOpset,
+}
+
+func (e RewardsSubmissionKind) IsValid() bool {
+	switch e {
+	case RewardsSubmissionKindAvs, RewardsSubmissionKindForAll, RewardsSubmissionKindForAllEarners, RewardsSubmissionKindOperatorDirectedAvs, RewardsSubmissionKindOperatorDirectedOpset:
+		return true
+	}
+	return false
+}
+
+func (e RewardsSubmissionKind) String() string {
+	return string(e)
+}
+
+func (e *RewardsSubmissionKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = RewardsSubmissionKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid RewardsSubmissionKind", str)
+	}
+	return nil
+}
+
+func (e RewardsSubmissionKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *RewardsSubmissionKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e RewardsSubmissionKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
