@@ -166,6 +166,10 @@ var fuzzRoutes = []string{
 	"/metrics/deployment-ratio",
 	"/metrics/historical/count-stakers",
 	"/rewards/strategies",
+	"/avs/%s/operator-sets",
+	"/operator-sets/%s",
+	"/operators/%s/allocations",
+	"/slashings",
 }
 
 // errorCodes are the codes of the statuses a route may answer a GET with.
@@ -178,7 +182,7 @@ var errorCodes = map[int]string{
 // FuzzRoutes sends GET requests with arbitrary query strings and path
 // parameters to every route, through the real executor and a database. An
 // empty path parameter stands for an address that exists (an AVS, a
-// staker, a strategy).
+// staker, a strategy, an operator) or, for an operator set, an AVS and id.
 func FuzzRoutes(f *testing.F) {
 	db := fuzzDB(f)
 	ctx := context.Background()
@@ -194,6 +198,12 @@ func FuzzRoutes(f *testing.F) {
 	}
 	known["stakers"] = ws[0].StakerAddress
 	known["metrics"] = chain.BeaconStrategy
+	known["operator-sets"] = avs[0].Address + "/0"
+	ops, err := db.ListOperatorAddresses(ctx, store.OperatorFilter{}, store.Sort{}, store.Page{Take: 1})
+	if err != nil || len(ops) == 0 {
+		f.Fatalf("no operator in the fuzz data: %v", err)
+	}
+	known["operators"] = ops[0]
 	exec := graph.NewExecutor(db, graph.Options{Now: func() time.Time { return fuzzNow }, Logger: discardLogger()})
 	h := NewHandler(Config{Executor: exec, Authenticate: passThrough, Version: "fuzz"})
 

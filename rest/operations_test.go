@@ -39,6 +39,10 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"deployment_ratio":         deploymentRatioOp,
 		"historical_staker_count":  historicalStakerCountOp,
 		"reward_strategies":        rewardStrategiesOp,
+		"avs_operator_sets":        avsOperatorSetsOp,
+		"operator_set":             operatorSetOp,
+		"operator_allocations":     operatorAllocationsOp,
+		"slashings":                slashingsOp,
 	}
 	files, err := fs.Glob(os.DirFS("operations"), "*.graphql")
 	if err != nil {

@@ -4,11 +4,17 @@ import (
 	_ "embed"
 	"net/http"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/stakegraph/stakegraph/internal/respond"
 )
 
-//go:embed operations/operator_list.graphql
-var operatorListOp string
+var (
+	//go:embed operations/operator_list.graphql
+	operatorListOp string
+	//go:embed operations/operator_allocations.graphql
+	operatorAllocationsOp string
+)
 
 // operatorList serves GET /operators.
 func (h *handlers) operatorList(w http.ResponseWriter, r *http.Request) {
@@ -24,4 +30,21 @@ func (h *handlers) operatorList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.serve(w, r, operatorListOp, vs, "", "result")
+}
+
+// operatorAllocations serves GET /operators/{address}/allocations.
+func (h *handlers) operatorAllocations(w http.ResponseWriter, r *http.Request) {
+	addr, err := pathAddress("address", chi.URLParam(r, "address"))
+	if err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	p := newParams(r.URL.Query())
+	vs := vars{"address": addr}
+	vs["skip"], vs["take"] = p.Page()
+	if err := p.Err(); err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	h.serve(w, r, operatorAllocationsOp, vs, "no operator has the address "+addr, "operator", "result")
 }

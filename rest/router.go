@@ -1,5 +1,7 @@
 // Package rest serves stakegraph's REST API, a drop-in replacement for the
-// routes of EigenExplorer's API that the interface specification lists.
+// routes of EigenExplorer's API that the interface specification lists,
+// and routes of its own over the slashing-era protocol: operator sets,
+// allocations and slashings.
 //
 // Each data route validates its parameters and then runs one fixed GraphQL
 // operation (embedded from operations/) in-process through the executable
@@ -83,9 +85,13 @@ func NewHandler(cfg Config) http.Handler {
 		r.Get("/avs/addresses", h.avsAddresses)
 		r.Get("/avs/{address}/operators", h.avsOperators)
 		r.Get("/avs/{address}/rewards", h.avsRewards)
+		r.Get("/avs/{address}/operator-sets", h.avsOperatorSets)
+		r.Get("/operator-sets/{avs}/{id}", h.operatorSet)
 		r.Get("/operators", h.operatorList)
+		r.Get("/operators/{address}/allocations", h.operatorAllocations)
 		r.Get("/stakers/{address}/events/delegation", h.stakerDelegationEvents)
 		r.Get("/withdrawals", h.withdrawals)
+		r.Get("/slashings", h.slashings)
 		r.Get("/metrics", h.metrics)
 		r.Get("/metrics/tvl/restaking", h.serveWithChange(restakingTVLOp))
 		r.Get("/metrics/tvl/restaking/{strategy}", h.strategyTVL)

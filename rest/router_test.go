@@ -268,6 +268,25 @@ func TestParameterErrors(t *testing.T) {
 		{"/metrics/historical/count-stakers?variant=sum", "variant"},
 		{"/metrics/historical/count-stakers?startAt=soon", "startAt"},
 		{"/metrics/historical/count-stakers?endAt=later", "endAt"},
+		{"/avs/0x12/operator-sets", "address"},
+		{"/avs/" + addr + "/operator-sets?withTvl=1", "withTvl"},
+		{"/avs/" + addr + "/operator-sets?take=0", "take"},
+		{"/avs/" + addr + "/operator-sets?skip=-2", "skip"},
+		{"/operator-sets/0x12/1", "avs"},
+		{"/operator-sets/" + addr + "/-1", "id"},
+		{"/operator-sets/" + addr + "/4294967296", "id"},
+		{"/operator-sets/" + addr + "/one", "id"},
+		{"/operator-sets/" + addr + "/+1", "id"},
+		{"/operator-sets/" + addr + "/1?withTvl=no", "withTvl"},
+		{"/operator-sets/" + addr + "/1?take=1001", "take"},
+		{"/operators/0x12/allocations", "address"},
+		{"/operators/" + addr + "/allocations?take=x", "take"},
+		{"/slashings?avsAddress=0x1", "avsAddress"},
+		{"/slashings?operatorAddress=op", "operatorAddress"},
+		{"/slashings?strategyAddress=0x", "strategyAddress"},
+		{"/slashings?startAt=yesterday", "startAt"},
+		{"/slashings?endAt=2024-13-01", "endAt"},
+		{"/slashings?take=1001", "take"},
 	} {
 		exec := &fakeExecutor{}
 		r := serveFake(t, exec, http.MethodGet, tc.target, withKey)
@@ -315,6 +334,15 @@ func TestVariables(t *testing.T) {
 		{"/metrics/historical/count-stakers?frequency=7d&variant=discrete&startAt=2024-01-01&endAt=2024-06-01T12:00:00Z",
 			map[string]any{"frequency": "7d", "variant": "discrete", "startAt": "2024-01-01T00:00:00Z", "endAt": "2024-06-01T12:00:00Z"}},
 		{"/rewards/strategies", map[string]any{}},
+		{"/avs/" + mixed + "/operator-sets", map[string]any{"address": lower, "withTvl": false, "skip": 0, "take": 12}},
+		{"/avs/" + mixed + "/operator-sets?withTvl=true&skip=3&take=4", map[string]any{"address": lower, "withTvl": true, "skip": 3, "take": 4}},
+		{"/operator-sets/" + mixed + "/4294967295?withTvl=true&take=50", map[string]any{"avs": lower, "id": 4294967295, "withTvl": true, "skip": 0, "take": 50}},
+		{"/operator-sets/" + mixed + "/0", map[string]any{"avs": lower, "id": 0, "withTvl": false, "skip": 0, "take": 12}},
+		{"/operators/" + mixed + "/allocations?skip=2", map[string]any{"address": lower, "skip": 2, "take": 12}},
+		{"/slashings", map[string]any{"skip": 0, "take": 12}},
+		{"/slashings?avsAddress=" + mixed + "&operatorAddress=" + mixed + "&strategyAddress=" + mixed + "&startAt=2025-01-01&endAt=2025-02-01T10:00:00%2B02:00&take=5",
+			map[string]any{"avsAddress": lower, "operatorAddress": lower, "strategyAddress": lower, "startAt": "2025-01-01T00:00:00Z",
+				"endAt": "2025-02-01T08:00:00Z", "skip": 0, "take": 5}},
 	} {
 		exec := &fakeExecutor{}
 		serveFake(t, exec, http.MethodGet, tc.target, withKey)
@@ -332,12 +360,18 @@ func TestVariables(t *testing.T) {
 func TestNullResultIsNotFound(t *testing.T) {
 	const addr = "0x00000000000000000000000000000000000000aa"
 	exec := &fakeExecutor{answer: func(c call) (string, error) {
-		if strings.Contains(c.Query, "metrics") {
+		switch {
+		case strings.Contains(c.Query, "metrics"):
 			return `{"metrics":{"result":null}}`, nil
+		case strings.Contains(c.Query, "operatorSet("):
+			return `{"result":null}`, nil
+		case strings.Contains(c.Query, "operator(address"):
+			return `{"operator":null}`, nil
 		}
 		return `{"avs":null}`, nil
 	}}
-	for _, target := range []string{"/avs/" + addr + "/operators", "/avs/" + addr + "/rewards", "/metrics/tvl/restaking/" + addr} {
+	for _, target := range []string{"/avs/" + addr + "/operators", "/avs/" + addr + "/rewards", "/metrics/tvl/restaking/" + addr,
+		"/avs/" + addr + "/operator-sets", "/operator-sets/" + addr + "/7", "/operators/" + addr + "/allocations"} {
 		r := serveFake(t, exec, http.MethodGet, target, withKey)
 		code, msg := errorBody(t, r)
 		if r.Status != http.StatusNotFound || code != "not_found" || !strings.Contains(msg, addr) {
@@ -379,7 +413,7 @@ func TestRewardsFetchesEveryPage(t *testing.T) {
 		skip, take := c.Vars["skip"].(int), c.Vars["take"].(int)
 		var subs []string
 		for i := skip; i < total && i < skip+take; i++ {
-			subs = append(subs, fmt.Sprintf(`{"rewardsSubmissionHash":"0x%064x","startTimestamp":1,"duration":2,"totalAmount":"3","tokenAddress":"0x%040x","strategies":[]}`, i, 1))
+			subs = append(subs, fmt.Sprintf(`{"rewardsSubmissionHash":"0x%064x","startTimestamp":1,"duration":2,"totalAmount":"3","tokenAddress":"0x%040x","strategies":[],"operators":[]}`, i, 1))
 		}
 		return fmt.Sprintf(`{"avs":{"result":{"address":"0x%040x","submissions":[%s],"totalRewards":"1","totalSubmissions":%d,"rewardTokens":[],"rewardStrategies":[]}}}`,
 			0xaa, strings.Join(subs, ","), total), nil

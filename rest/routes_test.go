@@ -46,7 +46,13 @@ type client struct {
 
 func newClient(t *testing.T, db *store.DB, opts apikey.Options) *client {
 	t.Helper()
-	exec := graph.NewExecutor(db, graph.Options{Now: func() time.Time { return demoNow }})
+	return newClientAt(t, db, opts, demoNow)
+}
+
+// newClientAt is newClient with the executor's clock at now.
+func newClientAt(t *testing.T, db *store.DB, opts apikey.Options, now time.Time) *client {
+	t.Helper()
+	exec := graph.NewExecutor(db, graph.Options{Now: func() time.Time { return now }})
 	auth := apikey.New(db, opts)
 	srv := httptest.NewServer(NewHandler(Config{Executor: exec, Authenticate: auth.Middleware, Version: "test"}))
 	t.Cleanup(srv.Close)
@@ -558,7 +564,8 @@ func testOperators(t *testing.T, c *client) {
 }
 
 // eventStaker returns the staker with the most delegation events in the
-// 30 days before demoNow.
+// 30 days before demoNow among those with an event in the last 3 days, so
+// that the default 7-day window and the short ranges all hold events.
 func eventStaker(t *testing.T, db *store.DB) string {
 	t.Helper()
 	var staker string
@@ -566,7 +573,9 @@ func eventStaker(t *testing.T, db *store.DB) string {
 		SELECT staker_address FROM delegation_events
 		WHERE block_time > $1 AND type IN ('SHARES_INCREASED', 'SHARES_DECREASED')
 		GROUP BY staker_address
-		ORDER BY count(DISTINCT type) DESC, count(*) DESC, staker_address LIMIT 1`, demoNow.Add(-30*24*time.Hour))
+		HAVING max(block_time) > $2
+		ORDER BY count(DISTINCT type) DESC, count(*) DESC, staker_address LIMIT 1`,
+		demoNow.Add(-30*24*time.Hour), demoNow.Add(-3*24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
