@@ -48,10 +48,16 @@
 //   - operator sets: a strategy belongs to a set while its latest event for
 //     the set added it; an operator is a member while its latest membership
 //     event added it;
-//   - allocations, as of the head block: the current magnitude is the one of
-//     the AllocationUpdated with the greatest (effect block, position) whose
-//     effect block is reached; a later event whose effect block is not yet
-//     reached is the pending change. An allocation's stake (its slashable
+//   - allocations, as of the head block, replaying each allocation's
+//     AllocationUpdated events in order as the AllocationManager keeps its
+//     state (current magnitude, pending magnitude, effect block): a pending
+//     change takes effect once its effect block is reached; an event whose
+//     effect block is after its own block is a pending change; one for its
+//     own block (a slash, or a change that takes effect at once) sets the
+//     current magnitude, and a pending increase keeps its difference from
+//     it (a slash leaves the stored difference as it was), while a pending
+//     decrease keeps its magnitude (the slash restated it in an event just
+//     before). An allocation's stake (its slashable
 //     shares, AllocationManager.getAllocatedStake) = the operator's shares
 //     × (magnitude × 1e18 ÷ max magnitude, rounded down) ÷ 1e18, rounded
 //     down (allocationRows);
@@ -164,32 +170,57 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 			  AND s.total_operators IS DISTINCT FROM COALESCE(m.n, 0)`, nil},
 		{"allocations", `
 			DELETE FROM allocations;
-			WITH head AS (SELECT COALESCE((SELECT head_block FROM service_state), 0) AS head_block), keys AS (
+			WITH RECURSIVE head AS (
+			    SELECT COALESCE((SELECT head_block FROM service_state), 0) AS head_block
+			), events AS (
 			    SELECT operator_address, avs_address, operator_set_id, strategy_address,
-			           max(block_number) AS updated_block, max(block_time) AS updated_at
+			           magnitude, effect_block, block_number, block_time,
+			           row_number() OVER (PARTITION BY operator_address, avs_address, operator_set_id, strategy_address
+			                              ORDER BY block_number, log_index) AS n
 			    FROM allocation_events
-			    GROUP BY operator_address, avs_address, operator_set_id, strategy_address
+			), state AS (
+			    -- Before its first event an allocation is 0 with nothing pending.
+			    SELECT DISTINCT operator_address, avs_address, operator_set_id, strategy_address,
+			           0::bigint AS n, 0::numeric AS cur, NULL::numeric AS pend, NULL::bigint AS eff,
+			           0::bigint AS updated_block, NULL::timestamptz AS updated_at
+			    FROM events
+			  UNION ALL
+			    SELECT e.operator_address, e.avs_address, e.operator_set_id, e.strategy_address, e.n,
+			           -- An event for a later block is a change to come; one for its
+			           -- own block sets the current magnitude. The pending change the
+			           -- state had takes effect first if its block is reached.
+			           CASE WHEN e.effect_block > e.block_number THEN
+			                     CASE WHEN s.eff <= e.block_number THEN s.pend ELSE s.cur END
+			                ELSE e.magnitude END,
+			           CASE WHEN e.effect_block > e.block_number THEN e.magnitude
+			                WHEN s.eff <= e.block_number THEN NULL
+			                -- A slash lowers the current magnitude; a pending increase
+			                -- keeps its difference (the contract stores the
+			                -- difference), a pending decrease was restated by the
+			                -- slash's own event just before.
+			                WHEN s.pend > s.cur THEN s.pend + e.magnitude - s.cur
+			                ELSE s.pend END,
+			           CASE WHEN e.effect_block > e.block_number THEN e.effect_block
+			                WHEN s.eff <= e.block_number THEN NULL
+			                ELSE s.eff END,
+			           e.block_number, e.block_time
+			    FROM state s
+			    JOIN events e
+			      ON e.operator_address = s.operator_address AND e.avs_address = s.avs_address
+			     AND e.operator_set_id = s.operator_set_id AND e.strategy_address = s.strategy_address
+			     AND e.n = s.n + 1
 			)
 			INSERT INTO allocations (operator_address, avs_address, operator_set_id, strategy_address,
 			    magnitude, pending_magnitude, effect_block, updated_block, updated_at)
-			SELECT k.operator_address, k.avs_address, k.operator_set_id, k.strategy_address,
-			       COALESCE(c.magnitude, 0), p.magnitude, p.effect_block, k.updated_block, k.updated_at
-			FROM keys k
+			SELECT DISTINCT ON (s.operator_address, s.avs_address, s.operator_set_id, s.strategy_address)
+			       s.operator_address, s.avs_address, s.operator_set_id, s.strategy_address,
+			       CASE WHEN s.eff <= h.head_block THEN s.pend ELSE s.cur END,
+			       CASE WHEN s.eff <= h.head_block THEN NULL ELSE s.pend END,
+			       CASE WHEN s.eff <= h.head_block THEN NULL ELSE s.eff END,
+			       s.updated_block, s.updated_at
+			FROM state s
 			CROSS JOIN head h
-			LEFT JOIN LATERAL (
-			    SELECT magnitude FROM allocation_events e
-			    WHERE e.operator_address = k.operator_address AND e.avs_address = k.avs_address
-			      AND e.operator_set_id = k.operator_set_id AND e.strategy_address = k.strategy_address
-			      AND e.effect_block <= h.head_block
-			    ORDER BY e.effect_block DESC, e.block_number DESC, e.log_index DESC LIMIT 1
-			) c ON TRUE
-			LEFT JOIN LATERAL (
-			    SELECT magnitude, effect_block FROM allocation_events e
-			    WHERE e.operator_address = k.operator_address AND e.avs_address = k.avs_address
-			      AND e.operator_set_id = k.operator_set_id AND e.strategy_address = k.strategy_address
-			      AND e.effect_block > h.head_block
-			    ORDER BY e.block_number DESC, e.log_index DESC LIMIT 1
-			) p ON TRUE`, nil},
+			ORDER BY s.operator_address, s.avs_address, s.operator_set_id, s.strategy_address, s.n DESC`, nil},
 		{"strategy totals", `
 			UPDATE strategies st
 			SET total_shares = COALESCE(t.total, 0), delegated_shares = COALESCE(d.delegated, 0)

@@ -264,3 +264,52 @@ func TestRefreshCountsBlocksAheadOfTheClock(t *testing.T) {
 		t.Errorf("latest snapshot's stETH shares = %s, want 15e18", got)
 	}
 }
+
+// A slash lowers an allocation's current magnitude. The AllocationManager
+// stores a pending change as a difference from the current magnitude, so a
+// pending increase keeps its difference (the slash emits no event for it),
+// while a pending decrease is itself slashed and restated in an event
+// emitted just before the one of the current magnitude.
+func TestSlashedPendingAllocations(t *testing.T) {
+	db := newSlashingDB(t)
+	increase := chain.OperatorSet{AVS: avsB, ID: 1}
+	decrease := chain.OperatorSet{AVS: avsB, ID: 2}
+	alloc := func(p chain.Position, set chain.OperatorSet, magnitude uint64, effect uint32) chain.AllocationUpdated {
+		return chain.AllocationUpdated{Position: p, Operator: opOne, Set: set, Strategy: stETH, Magnitude: magnitude, EffectBlock: effect}
+	}
+	// Set 1: 0.5, then an increase to 0.8 pending until block 30; set 2:
+	// 0.4, then a decrease to 0.1 pending until block 40. At block 20 both
+	// are slashed by half: set 1's current 0.5 → 0.25 with its +0.3
+	// pending (0.55 at block 30); set 2's current 0.4 → 0.2 and its −0.3
+	// pending → −0.15 (0.05 at block 40).
+	history := chain.Batch{
+		Allocations: []chain.AllocationUpdated{
+			alloc(spos(17, 0), increase, 5e17, 18),
+			alloc(spos(17, 1), decrease, 4e17, 18),
+			alloc(spos(19, 0), increase, 8e17, 30),
+			alloc(spos(19, 1), decrease, 1e17, 40),
+			alloc(spos(20, 0), increase, 25e16, 20),
+			alloc(spos(20, 1), decrease, 5e16, 40),
+			alloc(spos(20, 2), decrease, 2e17, 20),
+		},
+		Head: spos(25, 0),
+	}
+	state := func() string {
+		t.Helper()
+		return query(t, db, `SELECT string_agg(operator_set_id || ':' || magnitude || '/' || COALESCE(pending_magnitude::text, '-')
+			|| '@' || COALESCE(effect_block::text, '-'), ' ' ORDER BY operator_set_id) FROM allocations`)
+	}
+	now := genesis.Add(60 * time.Hour)
+	applyAndRefresh(t, db, now, history)
+	if got, want := state(), "1:250000000000000000/550000000000000000@30 2:200000000000000000/50000000000000000@40"; got != want {
+		t.Errorf("allocations at block 25 = %s, want %s", got, want)
+	}
+	applyAndRefresh(t, db, now, chain.Batch{Head: spos(35, 0)})
+	if got, want := state(), "1:550000000000000000/-@- 2:200000000000000000/50000000000000000@40"; got != want {
+		t.Errorf("allocations at block 35 = %s, want %s", got, want)
+	}
+	applyAndRefresh(t, db, now, chain.Batch{Head: spos(45, 0)})
+	if got, want := state(), "1:550000000000000000/-@- 2:50000000000000000/-@-"; got != want {
+		t.Errorf("allocations at block 45 = %s, want %s", got, want)
+	}
+}
