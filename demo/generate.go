@@ -56,19 +56,30 @@ const (
 	profileMixed                 // beacon ETH and liquid tokens
 )
 
-// holding is a staker's positive share balance in one strategy.
+// holding is a staker's positive balance of deposit shares in one
+// strategy, with its deposit scaling factor.
 type holding struct {
 	strat  int // index in generator.strategies
 	shares *big.Int
+	dsf    *big.Int // nil: WAD, as the DelegationManager reads an unset factor
+}
+
+// factor is the holding's deposit scaling factor.
+func (h *holding) factor() *big.Int {
+	if h.dsf == nil {
+		return chain.WAD
+	}
+	return h.dsf
 }
 
 type stakerState struct {
-	addr       string
-	profile    profile
-	operator   int32 // index of the operator delegated to, or -1
-	isOperator bool  // an operator's own stake: always delegated to itself
-	holdings   []holding
-	nonce      int64 // withdrawals queued so far
+	addr         string
+	profile      profile
+	operator     int32 // index of the operator delegated to, or -1
+	isOperator   bool  // an operator's own stake: always delegated to itself
+	holdings     []holding
+	nonce        int64  // withdrawals queued so far
+	beaconFactor uint64 // beacon-chain slashing factor; 0: never decreased (WAD)
 }
 
 func (s *stakerState) holding(strat int) *big.Int {
@@ -80,6 +91,24 @@ func (s *stakerState) holding(strat int) *big.Int {
 	return nil
 }
 
+// position returns the holding of a strategy, or nil.
+func (s *stakerState) position(strat int) *holding {
+	for i := range s.holdings {
+		if s.holdings[i].strat == strat {
+			return &s.holdings[i]
+		}
+	}
+	return nil
+}
+
+// beaconSlashingFactor is the pod owner's beacon-chain slashing factor.
+func (s *stakerState) beaconSlashingFactor() uint64 {
+	if s.beaconFactor == 0 {
+		return wad64
+	}
+	return s.beaconFactor
+}
+
 // add credits shares to a strategy, keeping beacon ETH first as the
 // contracts list it.
 func (s *stakerState) add(strat int, shares *big.Int, beacon int) {
@@ -87,7 +116,7 @@ func (s *stakerState) add(strat int, shares *big.Int, beacon int) {
 		v.Add(v, shares)
 		return
 	}
-	h := holding{strat, new(big.Int).Set(shares)}
+	h := holding{strat: strat, shares: new(big.Int).Set(shares)}
 	if strat == beacon {
 		s.holdings = slices.Insert(s.holdings, 0, h)
 		return
@@ -96,17 +125,21 @@ func (s *stakerState) add(strat int, shares *big.Int, beacon int) {
 }
 
 // sub debits shares from a strategy (never below zero: callers check) and
-// forgets emptied strategies, as the StrategyManager does.
-func (s *stakerState) sub(strat int, shares *big.Int) {
+// forgets emptied strategies, as the StrategyManager does, with their
+// deposit scaling factor, as the DelegationManager resets it. It reports
+// whether the strategy was emptied.
+func (s *stakerState) sub(strat int, shares *big.Int) bool {
 	for i, h := range s.holdings {
 		if h.strat == strat {
 			h.shares.Sub(h.shares, shares)
 			if h.shares.Sign() <= 0 {
 				s.holdings = slices.Delete(s.holdings, i, i+1)
+				return true
 			}
-			return
+			return false
 		}
 	}
+	return false
 }
 
 type operatorState struct {
@@ -119,6 +152,14 @@ type operatorState struct {
 	selfStake  bool
 	registered bool
 	version    int // metadata document version
+
+	// shares are the operator's delegated shares per strategy (nil: none
+	// yet), the DelegationManager's operatorShares: Σ increases − Σ
+	// decreases − Σ the shares slashes took.
+	shares []*big.Int
+	// slashing is the operator's AllocationManager state; nil until it
+	// takes part in the slashing-era protocol.
+	slashing *operatorSlashing
 }
 
 type docMode uint8
@@ -141,15 +182,19 @@ type avsState struct {
 	docMode      docMode
 	curated      *store.CuratedMetadata
 	exists       bool
+	sets         []int32 // its operator sets, indexes in generator.sets
 }
 
 // pendingWithdrawal is a queued withdrawal whose completion is scheduled.
 type pendingWithdrawal struct {
 	root     string
 	staker   int32
+	op       int32  // the operator the staker was delegated to, or -1
+	start    uint64 // the block it was queued in
 	strats   []int
 	shares   []*big.Int
-	asShares bool // completed by crediting the shares back instead of tokens
+	scaled   []*big.Int // the scaled shares; the shares before the slashing upgrade
+	asShares bool       // completed by crediting the shares back instead of tokens
 }
 
 type actionKind uint8
@@ -170,6 +215,23 @@ const (
 	actComplete
 	actRewards
 	actRewardsForAll
+
+	// The slashing era.
+	actSlashingUpgrade
+	actCreateSets         // AVS a creates its operator sets
+	actJoinSet            // operator a joins set b
+	actLeaveSet           // operator a leaves set b
+	actSetStrategy        // set b adds or removes a strategy
+	actAllocationDelay    // operator a sets its allocation delay
+	actAllocate           // operator a allocates to set b
+	actDeallocate         // operator a deallocates some of its magnitude in set b
+	actSlash              // a slash of an operator with slashable magnitude
+	actOperatorDirected   // an operator-directed rewards submission of an AVS
+	actOperatorSetRewards // an operator-directed rewards submission for an operator set
+	actDistributionRoot
+	actClaim
+	actSplit    // an operator sets its split of an AVS's rewards
+	actApprover // an operator changes its delegation approver
 )
 
 type action struct {
@@ -237,6 +299,16 @@ type generator struct {
 
 	registered map[[2]int32]bool // (operator, AVS) currently registered; looked up only
 
+	// The slashing era, from upgradeBlock (beyond the head when the world
+	// has none) on.
+	upgradeBlock uint64
+	upgradeDay   int
+	sets         []*operatorSet
+	allocs       []*allocation
+	roots        int64              // distribution roots submitted
+	lastRoot     string             // the latest distribution root, empty before the first
+	splits       map[[2]int32]int64 // (operator, AVS) split bips set; looked up only
+
 	actions actionHeap
 	seq     uint64
 
@@ -272,6 +344,7 @@ func newGenerator(opts Options, sc Scale) (*generator, error) {
 		eigen:      -1,
 		tokenIndex: map[string]int{},
 		registered: map[[2]int32]bool{},
+		splits:     map[[2]int32]int64{},
 	}
 	binary.BigEndian.PutUint64(g.seed[:], uint64(opts.Seed))
 	clock, ok := clocks[opts.Network.Name]
@@ -292,6 +365,11 @@ func newGenerator(opts Options, sc Scale) (*generator, error) {
 	}
 	g.headBlock = head
 	g.firstBlock = head - span + 1
+	g.upgradeBlock, g.upgradeDay = math.MaxUint64, sc.Days
+	if days := min(sc.SlashingDays, sc.Days/2); days > 0 {
+		g.upgradeDay = sc.Days - days
+		g.upgradeBlock = g.firstBlock + uint64(g.upgradeDay)*BlocksPerDay
+	}
 	g.amountPPM = 1_000_000
 	if sc.Stakers > DemoScale.Stakers {
 		g.amountPPM = int64(DemoScale.Stakers) * 1_000_000 / int64(sc.Stakers)
@@ -566,6 +644,12 @@ func (g *generator) run(emit func(*chain.Batch) error) error {
 				g.schedule(start+g.rng.Uint64N(BlocksPerDay), actRewardsForAll, -1, -1, nil)
 			}
 		}
+		if d == g.upgradeDay {
+			g.schedule(start, actSlashingUpgrade, -1, -1, nil)
+		}
+		if d >= g.upgradeDay {
+			g.scheduleSlashingDay(d, start, rewardsPerDayMicro)
+		}
 
 		for len(g.actions) > 0 && g.actions[0].block <= end {
 			g.execute(heap.Pop(&g.actions).(action))
@@ -654,15 +738,17 @@ func (g *generator) execute(a action) {
 	case actPodUpdate:
 		g.podUpdate(a.block)
 	case actWithdraw:
-		g.withdraw(a.block)
+		g.withdraw(a.block, a.a)
 	case actUndelegate:
-		g.undelegate(a.block)
+		g.undelegate(a.block, a.a)
 	case actComplete:
 		g.complete(a.block, a.w)
 	case actRewards:
 		g.submitRewards(a.block)
 	case actRewardsForAll:
 		g.submitRewardsForAll(a.block)
+	default:
+		g.executeSlashing(a)
 	}
 }
 

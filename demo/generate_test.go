@@ -14,18 +14,36 @@ import (
 
 var testNow = time.Date(2025, 6, 1, 12, 34, 56, 0, time.UTC)
 
+// demoRun is a generated world with the generator that made it.
+type demoRun struct {
+	w *World
+	g *generator
+}
+
 // demoWorld generates the demo world for seed 1 once per test binary.
-var demoWorld = sync.OnceValues(func() (*World, error) {
-	return Generate(Options{Now: testNow, Seed: 1})
+var demoWorld = sync.OnceValues(func() (demoRun, error) {
+	w, g, err := generate(Options{Now: testNow, Seed: 1}, DemoScale)
+	return demoRun{w, g}, err
 })
 
 func mustDemo(t *testing.T) *World {
 	t.Helper()
-	w, err := demoWorld()
+	run, err := demoWorld()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return w
+	return run.w
+}
+
+// mustDemoGenerator returns the generator of the demo world in its final
+// state.
+func mustDemoGenerator(t *testing.T) *generator {
+	t.Helper()
+	run, err := demoWorld()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run.g
 }
 
 // digest hashes a whole world: reference data and every batch.
@@ -72,7 +90,7 @@ func TestGenerateIsDeterministic(t *testing.T) {
 func TestGenerateIsConsistent(t *testing.T) {
 	w := mustDemo(t)
 	net := chain.Networks["mainnet"]
-	r := newReplay(net, w.Reference)
+	r := newReplay(net, w)
 	since := testNow.Add(-7 * 24 * time.Hour)
 	for i := range w.Batches {
 		if err := r.apply(&w.Batches[i], clocks["mainnet"], since); err != nil {
@@ -126,6 +144,41 @@ func TestGenerateIsConsistent(t *testing.T) {
 	}
 	t.Logf("withdrawals: %d completed, %d withdrawable, %d waiting; rewards from %d AVS in %d tokens, %d for all; %d redelegations",
 		completed, withdrawable, waiting, len(r.rewardAVS), len(r.rewardToken), r.forAll, r.redelegated)
+	checkSlashingEra(t, w, r)
+}
+
+// checkSlashingEra checks that the demo's slashing era holds every kind of
+// slashing-era activity.
+func checkSlashingEra(t *testing.T, w *World, r *replay) {
+	t.Helper()
+	st := r.stats
+	t.Logf("slashing era from block %d: %+v", w.SlashingUpgrade, st)
+	if w.SlashingUpgrade == 0 || w.SlashingUpgrade != w.Batches[DemoScale.Days-DemoScale.SlashingDays].Head.BlockNumber-BlocksPerDay+1 {
+		t.Errorf("slashing upgrade at block %d", w.SlashingUpgrade)
+	}
+	within := func(what string, got, lo, hi int) {
+		t.Helper()
+		if got < lo || got > hi {
+			t.Errorf("%s = %d, want %d..%d", what, got, lo, hi)
+		}
+	}
+	within("operator sets", st.sets, 10, 40)
+	within("set memberships", st.memberships, 100, 2000)
+	within("operators leaving sets", st.leaves, 1, 100)
+	within("allocations", st.allocations, 100, 3000)
+	within("deallocations", st.deallocations, 10, 1000)
+	within("deallocations pending at the head", st.pendingDeallocations, 1, 1000)
+	within("slashes", st.slashes, 3, 12)
+	within("beacon slashing factor decreases", st.beaconDecreases, 50, 5000)
+	within("scaled withdrawals", st.scaledWithdrawals, 500, 10_000)
+	within("completions as shares after the upgrade", st.payouts, 10, 5000)
+	within("positions whose deposit and withdrawable shares differ", st.diverging, 50, 20_000)
+	within("operator-directed AVS submissions", st.operatorDirected, 3, 100)
+	within("operator set submissions", st.operatorSetRewards, 3, 100)
+	within("rewards for all earners", st.forAllEarners, 2, 10)
+	for _, name := range []string{"DelegationApproverUpdated", "OperatorAVSSplitBipsSet", "DistributionRootSubmitted", "RewardsClaimed"} {
+		within(name+" events", st.protocol[name], 3, 2000)
+	}
 }
 
 func TestGenerateSize(t *testing.T) {
@@ -148,7 +201,7 @@ func TestGenerateSize(t *testing.T) {
 		t.Errorf("delegation events are not the largest share: %v", c)
 	}
 
-	r := newReplay(chain.Networks["mainnet"], w.Reference)
+	r := newReplay(chain.Networks["mainnet"], w)
 	for i := range w.Batches {
 		if err := r.apply(&w.Batches[i], clocks["mainnet"], testNow); err != nil {
 			t.Fatal(err)
@@ -232,7 +285,7 @@ func TestGenerateHolesky(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newReplay(opts.Network, w.Reference)
+	r := newReplay(opts.Network, w)
 	for i := range w.Batches {
 		if err := r.apply(&w.Batches[i], clocks["holesky"], testNow); err != nil {
 			t.Fatalf("batch %d: %v", i, err)
@@ -243,6 +296,32 @@ func TestGenerateHolesky(t *testing.T) {
 	}
 	if w.Head.BlockNumber < 4_000_000 || w.Head.BlockNumber > 5_000_000 {
 		t.Errorf("holesky head %d", w.Head.BlockNumber)
+	}
+}
+
+// TestGenerateSmallSlashingEra replays the world TestSeedBenchMatchesApplyBatch
+// loads: a small world's 30 days of slashing era still hold operator sets,
+// allocations, slashes and scaled withdrawals.
+func TestGenerateSmallSlashingEra(t *testing.T) {
+	sc := BenchScale
+	sc.Days, sc.AVS, sc.Operators, sc.Stakers, sc.RewardsSubmissions = 90, 8, 40, 3_000, 150
+	w, err := GenerateScale(Options{Now: testNow, Seed: 6}, sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newReplay(chain.Networks["mainnet"], w)
+	for i := range w.Batches {
+		if err := r.apply(&w.Batches[i], clocks["mainnet"], testNow); err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+	}
+	if err := r.finish(); err != nil {
+		t.Fatal(err)
+	}
+	st := r.stats
+	t.Logf("%+v", st)
+	if st.sets == 0 || st.allocations == 0 || st.slashes == 0 || st.scaledWithdrawals == 0 || st.diverging == 0 || st.scalingFactors == 0 {
+		t.Errorf("slashing era without every kind of activity: %+v", st)
 	}
 }
 
@@ -257,5 +336,10 @@ func TestGenerateRejectsBadOptions(t *testing.T) {
 	sc.Stakers = 0
 	if _, err := GenerateScale(Options{Now: testNow}, sc); err == nil {
 		t.Error("scale without stakers accepted")
+	}
+	sc = DemoScale
+	sc.SlashPPM = -1
+	if _, err := GenerateScale(Options{Now: testNow}, sc); err == nil {
+		t.Error("negative slash rate accepted")
 	}
 }

@@ -7,10 +7,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stakegraph/stakegraph/chain"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -101,20 +103,16 @@ func checkDemoState(t *testing.T, db *store.DB) {
 			t.Errorf("%s: %d", what, n)
 		}
 	}
-	zero("operator shares differing from Σ delegated staker shares", `
+	checkOperatorShares(t, db, w)
+	zero("operator shares differing from the SHARES_INCREASED − SHARES_DECREASED − slashed ledger", `
 		SELECT count(*) FROM (
-		    SELECT s.operator_address, ss.strategy_address, sum(ss.shares) AS shares
-		    FROM stakers s JOIN staker_shares ss ON ss.staker_address = s.address
-		    WHERE s.operator_address IS NOT NULL AND ss.shares > 0
-		    GROUP BY 1, 2
-		) x FULL JOIN operator_shares os
-		  ON os.operator_address = x.operator_address AND os.strategy_address = x.strategy_address
-		WHERE x.shares IS DISTINCT FROM os.shares`)
-	zero("operator shares differing from the SHARES_INCREASED − SHARES_DECREASED ledger", `
-		SELECT count(*) FROM (
-		    SELECT operator_address, strategy_address,
-		           sum(CASE WHEN type = 'SHARES_INCREASED' THEN shares ELSE -shares END) AS shares
-		    FROM delegation_events WHERE type IN ('SHARES_INCREASED', 'SHARES_DECREASED')
+		    SELECT operator_address, strategy_address, sum(shares) AS shares FROM (
+		        SELECT operator_address, strategy_address,
+		               CASE WHEN type = 'SHARES_INCREASED' THEN shares ELSE -shares END AS shares
+		        FROM delegation_events WHERE type IN ('SHARES_INCREASED', 'SHARES_DECREASED')
+		        UNION ALL
+		        SELECT operator_address, strategy_address, -shares FROM slashed_operator_shares
+		    ) e
 		    GROUP BY 1, 2
 		) l FULL JOIN operator_shares os USING (operator_address, strategy_address)
 		WHERE COALESCE(l.shares, 0) <> COALESCE(os.shares, 0)`)
@@ -167,6 +165,40 @@ func checkDemoState(t *testing.T, db *store.DB) {
 	}
 	within("rewards submissions in the last 7 days", count(t, db,
 		`SELECT count(*) FROM rewards_submissions WHERE block_time > $1`, testNow.Add(-7*24*time.Hour)), 3, 100)
+
+	// The slashing era.
+	within("operator sets", count(t, db, `SELECT count(*) FROM operator_sets`), 10, 40)
+	within("operator set members", count(t, db, `SELECT count(*) FROM operator_set_members WHERE is_active`), 100, 2000)
+	within("operator set strategies", count(t, db, `SELECT count(*) FROM operator_set_strategies`), 10, 120)
+	within("allocations", count(t, db, `SELECT count(*) FROM allocations WHERE magnitude > 0`), 100, 3000)
+	within("deallocations pending at the head", count(t, db,
+		`SELECT count(*) FROM allocations WHERE pending_magnitude < magnitude AND effect_block > `+head), 1, 1000)
+	within("operators with a max magnitude below WAD", count(t, db,
+		`SELECT count(DISTINCT operator_address) FROM operator_max_magnitudes WHERE max_magnitude < 1000000000000000000`), 3, 12)
+	within("slashings", count(t, db, `SELECT count(*) FROM slashings`), 3, 12)
+	within("slashings without a slashed allocation in their transaction", count(t, db, `
+		SELECT count(*) FROM slashings s
+		WHERE NOT EXISTS (SELECT 1 FROM allocation_events a
+		                  WHERE a.tx_hash = s.tx_hash AND a.operator_address = s.operator_address
+		                    AND a.avs_address = s.avs_address AND a.operator_set_id = s.operator_set_id
+		                    AND a.effect_block = s.block_number)`), 0, 0)
+	within("positions whose deposit and withdrawable shares differ", count(t, db,
+		`SELECT count(*) FROM staker_positions WHERE deposit_shares <> withdrawable_shares`), 50, 20_000)
+	within("positions with a deposit scaling factor above WAD", count(t, db,
+		`SELECT count(*) FROM staker_shares WHERE deposit_scaling_factor > 1000000000000000000`), 50, 20_000)
+	within("stakers with a beacon-chain slashing factor below WAD", count(t, db,
+		`SELECT count(*) FROM stakers WHERE beacon_slashing_factor < 1000000000000000000`), 50, 5000)
+	within("slashing-era withdrawals with scaled shares", count(t, db,
+		`SELECT count(*) FROM withdrawals WHERE scaled_shares IS NOT NULL`), 500, 10_000)
+	for _, kind := range []string{"operator_directed_avs", "operator_directed_opset"} {
+		within(kind+" submissions with operator rows", count(t, db, `
+			SELECT count(*) FROM rewards_submissions r
+			WHERE kind = $1 AND EXISTS (SELECT 1 FROM rewards_submission_operators o
+			                            WHERE o.rewards_submission_hash = r.rewards_submission_hash)`, kind), 3, 100)
+	}
+	within("rewards submissions for all earners", count(t, db, `SELECT count(*) FROM rewards_submissions WHERE kind = 'for_all_earners'`), 2, 10)
+	within("protocol events", count(t, db, `SELECT count(DISTINCT name) FROM protocol_events`), 4, 4)
+	checkPositions(t, db, mustDemoGenerator(t))
 
 	var tvl string
 	if err := db.GetContext(context.Background(), &tvl, `SELECT round(tvl_eth)::text FROM daily_snapshots ORDER BY day DESC LIMIT 1`); err != nil {
@@ -258,7 +290,180 @@ func TestSeedBenchMatchesApplyBatch(t *testing.T) {
 	if n := count(t, bulk, `SELECT count(*) FROM staker_shares`); n < 1000 {
 		t.Fatalf("only %d staker shares", n)
 	}
+	for _, table := range []string{"operator_sets", "allocation_events", "slashings", "deposit_scaling_factor_events",
+		"beacon_slashing_factor_events", "rewards_submission_operators", "protocol_events"} {
+		if n := count(t, bulk, `SELECT count(*) FROM `+table); n == 0 {
+			t.Errorf("no rows in %s", table)
+		}
+	}
 	if a, b := dump(t, bulk), dump(t, normal); a != b {
 		t.Errorf("bulk load and ApplyBatch differ: %s vs %s", a, b)
 	}
+}
+
+// checkOperatorShares compares every operator's shares with what its
+// delegated stakers can withdraw (the withdrawable_shares of
+// staker_positions). They are equal where neither a slash nor a
+// beacon-chain slashing factor touched the operator's shares in the
+// strategy. Elsewhere the contracts' rounding leaves them apart: each
+// mulWad rounds down, and the deposit scaling factor, an 18-decimal
+// fixed-point number, can be a unit off after every deposit or delegation,
+// which is worth up to shares / 1e18 wei of a position (thousands of wei
+// for a large pod), so the tolerance of a pair is the rounding budget the
+// replay of the stream accumulates for it (see replay.allow): 4 + 4 ×
+// position / 1e18 wei per slashing-era operation on a delegated position,
+// plus a wei per delegated staker per slash.
+func checkOperatorShares(t *testing.T, db *store.DB, w *World) {
+	t.Helper()
+	r := newReplay(chain.Networks["mainnet"], w)
+	for i := range w.Batches {
+		if err := r.apply(&w.Batches[i], clocks["mainnet"], testNow); err != nil {
+			t.Fatalf("batch %d: %v", i, err)
+		}
+	}
+	if err := r.finish(); err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		Operator string `db:"operator_address"`
+		Strategy string `db:"strategy_address"`
+		Diff     string `db:"diff"`
+		Rounding bool   `db:"rounding"`
+	}
+	err := db.SelectContext(context.Background(), &rows, `
+		SELECT operator_address, strategy_address, diff::text AS diff,
+		       EXISTS (SELECT 1 FROM max_magnitude_events m
+		               WHERE m.operator_address = p.operator_address AND m.strategy_address = p.strategy_address)
+		       OR p.strategy_address = $1 AND EXISTS (
+		           SELECT 1 FROM beacon_slashing_factor_events b
+		           JOIN delegation_events d ON d.staker_address = b.staker_address AND d.type = 'DELEGATION'
+		           WHERE d.operator_address = p.operator_address) AS rounding
+		FROM (
+		    SELECT operator_address, strategy_address, COALESCE(os.shares, 0) - COALESCE(x.shares, 0) AS diff
+		    FROM (
+		        SELECT operator_address, strategy_address, sum(withdrawable_shares) AS shares
+		        FROM staker_positions WHERE operator_address IS NOT NULL AND withdrawable_shares > 0
+		        GROUP BY 1, 2
+		    ) x FULL JOIN operator_shares os USING (operator_address, strategy_address)
+		) p
+		WHERE diff <> 0`, chain.BeaconStrategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var largest *big.Int
+	for _, row := range rows {
+		diff, _ := new(big.Int).SetString(row.Diff, 10)
+		diff.Abs(diff)
+		budget := r.budget[pair{row.Operator, row.Strategy}]
+		switch {
+		case !row.Rounding:
+			t.Errorf("operator %s strategy %s: shares differ from Σ withdrawable by %s without a slash or beacon slashing", row.Operator, row.Strategy, row.Diff)
+		case budget == nil || diff.Cmp(budget) > 0:
+			t.Errorf("operator %s strategy %s: shares differ from Σ withdrawable by %s, more than rounding allows (%v)", row.Operator, row.Strategy, row.Diff, budget)
+		}
+		if largest == nil || diff.Cmp(largest) > 0 {
+			largest = diff
+		}
+	}
+	if len(rows) == 0 {
+		t.Error("no operator's shares differ from what its stakers can withdraw: no rounding at all")
+	}
+	t.Logf("%d (operator, strategy) pairs differ from Σ withdrawable by rounding, by up to %v wei", len(rows), largest)
+}
+
+// checkPositions compares the staker state the store derived with the
+// generator's own: every position's deposit shares, deposit scaling factor
+// and withdrawable shares, every beacon-chain slashing factor, and every
+// operator's shares.
+func checkPositions(t *testing.T, db *store.DB, g *generator) {
+	t.Helper()
+	ctx := context.Background()
+	var positions []struct {
+		Staker       string `db:"staker_address"`
+		Strategy     string `db:"strategy_address"`
+		Deposit      string `db:"deposit_shares"`
+		Factor       string `db:"deposit_scaling_factor"`
+		Withdrawable string `db:"withdrawable_shares"`
+	}
+	if err := db.SelectContext(ctx, &positions, `
+		SELECT staker_address, strategy_address, deposit_shares::text, deposit_scaling_factor::text, withdrawable_shares::text
+		FROM staker_positions`); err != nil {
+		t.Fatal(err)
+	}
+	type position struct{ deposit, factor, withdrawable string }
+	want := map[pair]position{}
+	beacon := map[string]string{}
+	for _, s := range g.stakers {
+		for i := range s.holdings {
+			h := &s.holdings[i]
+			want[pair{s.addr, g.strategies[h.strat].Address}] = position{h.shares.String(), h.factor().String(), g.withdrawable(s, h).String()}
+		}
+		if s.beaconFactor != 0 {
+			beacon[s.addr] = fmt.Sprint(s.beaconFactor)
+		}
+	}
+	bad := 0
+	for _, p := range positions {
+		k := pair{p.Staker, p.Strategy}
+		got := position{p.Deposit, p.Factor, p.Withdrawable}
+		if w, ok := want[k]; !ok || got != w {
+			if bad++; bad <= 5 {
+				t.Errorf("position of %s in %s: deposit, factor, withdrawable %v, the generator has %v", p.Staker, p.Strategy, got, w)
+			}
+		}
+		delete(want, k)
+	}
+	for k := range want {
+		if bad++; bad <= 5 {
+			t.Errorf("position of %s in %s missing", k[0], k[1])
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d positions differ from the generator's", bad, len(positions))
+	}
+
+	var factors []struct {
+		Staker string `db:"address"`
+		Factor string `db:"beacon_slashing_factor"`
+	}
+	if err := db.SelectContext(ctx, &factors, `
+		SELECT address, beacon_slashing_factor::text FROM stakers WHERE beacon_slashing_factor <> 1000000000000000000`); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range factors {
+		if beacon[f.Staker] != f.Factor {
+			t.Errorf("staker %s beacon slashing factor %s, the generator has %q", f.Staker, f.Factor, beacon[f.Staker])
+		}
+		delete(beacon, f.Staker)
+	}
+	if len(beacon) > 0 {
+		t.Errorf("%d beacon slashing factors missing", len(beacon))
+	}
+
+	var shares []struct {
+		Operator string `db:"operator_address"`
+		Strategy string `db:"strategy_address"`
+		Shares   string `db:"shares"`
+	}
+	if err := db.SelectContext(ctx, &shares, `SELECT operator_address, strategy_address, shares::text FROM operator_shares`); err != nil {
+		t.Fatal(err)
+	}
+	ledger := map[pair]string{}
+	for _, op := range g.operators {
+		for j, v := range op.shares {
+			if v != nil && v.Sign() > 0 {
+				ledger[pair{op.addr, g.strategies[j].Address}] = v.String()
+			}
+		}
+	}
+	for _, s := range shares {
+		if ledger[pair{s.Operator, s.Strategy}] != s.Shares {
+			t.Errorf("operator %s shares of %s: %s, the generator has %q", s.Operator, s.Strategy, s.Shares, ledger[pair{s.Operator, s.Strategy}])
+		}
+		delete(ledger, pair{s.Operator, s.Strategy})
+	}
+	if len(ledger) > 0 {
+		t.Errorf("%d operator share rows missing", len(ledger))
+	}
+	t.Logf("%d positions, %d beacon slashing factors and %d operator share rows equal the generator's", len(positions), len(factors), len(shares))
 }

@@ -109,10 +109,21 @@ func (g *generator) moreValidators(first bool) *big.Int {
 func (g *generator) registerOperator(block uint64, i int32) {
 	op := g.operators[i]
 	g.beginTx(block)
-	g.batch.OperatorsRegistered = append(g.batch.OperatorsRegistered, chain.OperatorRegistered{Position: g.pos(), Operator: op.addr})
-	g.batch.Delegations = append(g.batch.Delegations, chain.DelegationEvent{
-		Position: g.pos(), Type: chain.Delegation, Staker: op.addr, Operator: op.addr,
-	})
+	if g.slashingEra() {
+		// The slashing-era registerAsOperator sets the allocation delay and
+		// the delegation approver before the operator delegates to itself.
+		g.emitAllocationDelay(i)
+		g.emitApprover(i)
+		g.batch.Delegations = append(g.batch.Delegations, chain.DelegationEvent{
+			Position: g.pos(), Type: chain.Delegation, Staker: op.addr, Operator: op.addr,
+		})
+		g.batch.OperatorsRegistered = append(g.batch.OperatorsRegistered, chain.OperatorRegistered{Position: g.pos(), Operator: op.addr})
+	} else {
+		g.batch.OperatorsRegistered = append(g.batch.OperatorsRegistered, chain.OperatorRegistered{Position: g.pos(), Operator: op.addr})
+		g.batch.Delegations = append(g.batch.Delegations, chain.DelegationEvent{
+			Position: g.pos(), Type: chain.Delegation, Staker: op.addr, Operator: op.addr,
+		})
+	}
 	g.emitOperatorMetadata(op)
 	op.registered = true
 	var cum int64
@@ -218,6 +229,9 @@ func (g *generator) createAVS(block uint64, i int32) {
 	if g.chance(250_000) {
 		g.later(90, actAVSStrategies, i, -1, nil)
 	}
+	if g.slashingEra() && g.chance(300_000) {
+		g.later(3, actCreateSets, i, -1, nil)
+	}
 }
 
 func (g *generator) emitAVSStrategies(a *avsState) {
@@ -271,6 +285,9 @@ func (g *generator) setRegistration(block uint64, op, avs int32, on bool) {
 		Position: g.pos(), Operator: g.operators[op].addr, AVS: g.avs[avs].addr, Registered: on,
 	})
 	g.registered[key] = on
+	if sets := g.avs[avs].sets; on && len(sets) > 0 && g.slashingEra() && g.chance(350_000) {
+		g.later(2, actJoinSet, op, sets[g.rng.IntN(len(sets))], nil)
+	}
 	switch {
 	case on && g.chance(120_000):
 		g.later(60, actDeregister, op, avs, nil)
@@ -386,18 +403,38 @@ func (g *generator) depositFor(idx int32, first bool) {
 	g.strategyDeposit(idx, strat, g.liquidShares(strat, value))
 }
 
-// strategyDeposit emits StrategyManager.Deposit and, for a delegated
-// staker, the operator's share increase.
+// strategyDeposit emits StrategyManager.Deposit (the slashing-era variant,
+// without the token, from the upgrade on) and credits the shares.
 func (g *generator) strategyDeposit(idx int32, strat int, shares *big.Int) {
 	if shares.Sign() <= 0 {
 		return
 	}
 	s := g.stakers[idx]
 	st := g.strategies[strat]
+	token := st.UnderlyingToken
+	if g.slashingEra() {
+		token = ""
+	}
 	g.batch.Deposits = append(g.batch.Deposits, chain.Deposit{
-		Position: g.pos(), Staker: s.addr, Token: st.UnderlyingToken, Strategy: st.Address, Shares: shares,
+		Position: g.pos(), Staker: s.addr, Token: token, Strategy: st.Address, Shares: shares,
 	})
+	g.credit(s, strat, shares)
+}
+
+// credit adds deposit shares to a position and, for a delegated staker, to
+// the operator's shares (OperatorSharesIncreased). From the slashing
+// upgrade on the DelegationManager first updates the position's deposit
+// scaling factor and emits it.
+func (g *generator) credit(s *stakerState, strat int, shares *big.Int) {
+	var dsf *big.Int
+	if g.slashingEra() {
+		dsf = g.scalingFactorAfterDeposit(s, strat, shares)
+	}
 	s.add(strat, shares, g.beacon)
+	if dsf != nil {
+		s.position(strat).dsf = dsf
+		g.emitScalingFactor(s, strat, dsf)
+	}
 	g.operatorShares(s, strat, shares, chain.SharesIncreased)
 }
 
@@ -410,8 +447,7 @@ func (g *generator) podDelta(idx int32, delta *big.Int) {
 	s := g.stakers[idx]
 	g.batch.PodShares = append(g.batch.PodShares, chain.PodSharesUpdated{Position: g.pos(), PodOwner: s.addr, SharesDelta: delta})
 	if delta.Sign() > 0 {
-		s.add(g.beacon, delta, g.beacon)
-		g.operatorShares(s, g.beacon, delta, chain.SharesIncreased)
+		g.credit(s, g.beacon, delta)
 		return
 	}
 	abs := new(big.Int).Neg(delta)
@@ -420,15 +456,22 @@ func (g *generator) podDelta(idx int32, delta *big.Int) {
 }
 
 // operatorShares emits OperatorSharesIncreased/Decreased when the staker
-// is delegated.
+// is delegated, and moves the operator's shares.
 func (g *generator) operatorShares(s *stakerState, strat int, shares *big.Int, t chain.DelegationType) {
 	if s.operator < 0 {
 		return
 	}
+	op := g.operators[s.operator]
 	g.batch.Delegations = append(g.batch.Delegations, chain.DelegationEvent{
-		Position: g.pos(), Type: t, Staker: s.addr, Operator: g.operators[s.operator].addr,
+		Position: g.pos(), Type: t, Staker: s.addr, Operator: op.addr,
 		Strategy: g.strategies[strat].Address, Shares: shares,
 	})
+	v := op.delegated(strat, len(g.strategies))
+	if t == chain.SharesIncreased {
+		v.Add(v, shares)
+	} else {
+		v.Sub(v, shares)
+	}
 }
 
 // podUpdate is a pod checkpoint or credential proof of a beacon restaker:
@@ -457,6 +500,12 @@ func (g *generator) podUpdate(block uint64) {
 		return
 	}
 	g.beginTx(block)
+	if delta.Sign() < 0 && g.slashingEra() {
+		// A balance decrease lowers the pod owner's beacon-chain slashing
+		// factor instead of its shares.
+		g.beaconSlash(idx, bal, new(big.Int).Neg(delta))
+		return
+	}
 	g.podDelta(idx, delta)
 }
 
@@ -489,18 +538,28 @@ func (g *generator) delegate(block uint64, idx, avoid int32) {
 	})
 	s.operator = op
 	g.undelegated--
+	if g.slashingEra() {
+		g.delegateShares(s)
+		return
+	}
 	for _, h := range s.holdings {
 		g.operatorShares(s, h.strat, new(big.Int).Set(h.shares), chain.SharesIncreased)
 	}
 }
 
-// withdraw queues a partial (or whole) withdrawal of one or two strategies.
-func (g *generator) withdraw(block uint64) {
-	idx, ok := g.randomStaker(func(s *stakerState) bool { return len(s.holdings) > 0 })
-	if !ok {
-		return
+// withdraw queues a partial (or whole) withdrawal of one or two strategies
+// by staker idx, or by a random staker when idx < 0.
+func (g *generator) withdraw(block uint64, idx int32) {
+	if idx < 0 {
+		var ok bool
+		if idx, ok = g.randomStaker(func(s *stakerState) bool { return len(s.holdings) > 0 }); !ok {
+			return
+		}
 	}
 	s := g.stakers[idx]
+	if len(s.holdings) == 0 {
+		return
+	}
 	n := 1
 	if len(s.holdings) > 1 && g.chance(250_000) {
 		n = 2
@@ -522,25 +581,35 @@ func (g *generator) withdraw(block uint64) {
 		return
 	}
 	g.beginTx(block)
+	if g.slashingEra() {
+		g.queueScaled(idx, strats, amounts, g.chance(80_000))
+		return
+	}
 	for j, strat := range strats {
 		g.operatorShares(s, strat, amounts[j], chain.SharesDecreased)
 	}
 	for j, strat := range strats {
 		s.sub(strat, amounts[j])
 	}
-	g.queueWithdrawal(idx, s.operator, strats, amounts, g.chance(80_000))
+	g.queueWithdrawal(idx, s.operator, strats, amounts, nil, g.chance(80_000))
 }
 
-// undelegate undelegates a random delegated staker: StakerUndelegated, then
-// per strategy held a decrease and a withdrawal of all of it (one
-// withdrawal per strategy, as the M2 DelegationManager does). Some stakers
-// go on to delegate to another operator and take their shares with them.
-func (g *generator) undelegate(block uint64) {
-	idx, ok := g.randomStaker(func(s *stakerState) bool { return s.operator >= 0 && !s.isOperator })
-	if !ok {
-		return
+// undelegate undelegates staker idx, or a random delegated staker when
+// idx < 0: StakerUndelegated, then per strategy held a decrease and a
+// withdrawal of all of it (one withdrawal per strategy, as the
+// DelegationManager does). Some stakers go on to delegate to another
+// operator and take their shares with them.
+func (g *generator) undelegate(block uint64, idx int32) {
+	if idx < 0 {
+		var ok bool
+		if idx, ok = g.randomStaker(func(s *stakerState) bool { return s.operator >= 0 && !s.isOperator }); !ok {
+			return
+		}
 	}
 	s := g.stakers[idx]
+	if s.operator < 0 || s.isOperator {
+		return
+	}
 	op := s.operator
 	g.beginTx(block)
 	g.batch.Delegations = append(g.batch.Delegations, chain.DelegationEvent{
@@ -550,9 +619,13 @@ func (g *generator) undelegate(block uint64) {
 	held := s.holdings
 	s.holdings = nil
 	for _, h := range held {
-		g.operatorShares(s, h.strat, h.shares, chain.SharesDecreased)
 		asShares := redelegate && g.chance(800_000) || g.chance(50_000)
-		g.queueWithdrawal(idx, op, []int{h.strat}, []*big.Int{h.shares}, asShares)
+		if g.slashingEra() {
+			g.undelegateScaled(idx, h, asShares)
+			continue
+		}
+		g.operatorShares(s, h.strat, h.shares, chain.SharesDecreased)
+		g.queueWithdrawal(idx, op, []int{h.strat}, []*big.Int{h.shares}, nil, asShares)
 	}
 	s.operator = -1
 	g.undelegated++
@@ -563,8 +636,9 @@ func (g *generator) undelegate(block uint64) {
 
 // queueWithdrawal emits WithdrawalQueued for shares already removed from
 // the staker and schedules its completion: most withdrawals are completed
-// some days after the minimum delay, some never.
-func (g *generator) queueWithdrawal(idx, op int32, strats []int, shares []*big.Int, asShares bool) {
+// some days after the minimum delay, some never. scaled is nil before the
+// slashing upgrade.
+func (g *generator) queueWithdrawal(idx, op int32, strats []int, shares, scaled []*big.Int, asShares bool) {
 	s := g.stakers[idx]
 	delegatedTo := chain.ZeroAddress
 	if op >= 0 {
@@ -580,15 +654,16 @@ func (g *generator) queueWithdrawal(idx, op int32, strats []int, shares []*big.I
 	}
 	root := g.hashHex("withdrawal", uint64(idx), uint64(s.nonce))
 	g.batch.WithdrawalsQueued = append(g.batch.WithdrawalsQueued, chain.WithdrawalQueued{
-		Position:    g.pos(),
-		Root:        root,
-		Nonce:       big.NewInt(s.nonce),
-		Staker:      s.addr,
-		DelegatedTo: delegatedTo,
-		Withdrawer:  withdrawer,
-		StartBlock:  uint32(g.curBlock),
-		Strategies:  addrs,
-		Shares:      shares,
+		Position:     g.pos(),
+		Root:         root,
+		Nonce:        big.NewInt(s.nonce),
+		Staker:       s.addr,
+		DelegatedTo:  delegatedTo,
+		Withdrawer:   withdrawer,
+		StartBlock:   uint32(g.curBlock),
+		Strategies:   addrs,
+		Shares:       shares,
+		ScaledShares: scaled,
 	})
 	s.nonce++
 	if !g.chance(850_000) {
@@ -596,14 +671,25 @@ func (g *generator) queueWithdrawal(idx, op int32, strats []int, shares []*big.I
 	}
 	at := g.curBlock + MinWithdrawalDelayBlocks + g.expBlocks(6*BlocksPerDay)
 	if at <= g.headBlock {
-		g.schedule(at, actComplete, idx, -1, &pendingWithdrawal{root: root, staker: idx, strats: strats, shares: shares, asShares: asShares})
+		w := &pendingWithdrawal{root: root, staker: idx, op: op, start: g.curBlock, strats: strats, shares: shares, scaled: scaled, asShares: asShares}
+		if w.scaled == nil {
+			// A withdrawal queued before the upgrade completes after it
+			// with its shares read as scaled shares.
+			w.scaled = shares
+		}
+		g.schedule(at, actComplete, idx, -1, w)
 	}
 }
 
 // complete completes a queued withdrawal, as tokens or by crediting the
 // shares back (a deposit or pod update and, when delegated, an operator
-// share increase per strategy) before WithdrawalCompleted.
+// share increase per strategy) before WithdrawalCompleted, as the M2
+// DelegationManager does; completeScaled completes it after the upgrade.
 func (g *generator) complete(block uint64, w *pendingWithdrawal) {
+	if block >= g.upgradeBlock {
+		g.completeScaled(block, w)
+		return
+	}
 	g.beginTx(block)
 	if w.asShares {
 		for j, strat := range w.strats {
@@ -671,11 +757,18 @@ func (g *generator) submitRewardsForAll(block uint64) {
 	amount := new(big.Int).Mul(big.NewInt(1_000_000+g.rng.Int64N(600_000)), pow10s[18])
 	g.beginTx(block)
 	g.emitRewards(g.submitter, true, g.forAllNo, g.hashHex("rewards-for-all", uint64(g.forAllNo)), g.eigenToken, amount, strats)
+	if g.slashingEra() {
+		// Programmatic incentives moved to submissions for all earners.
+		r := &g.batch.RewardsSubmissions[len(g.batch.RewardsSubmissions)-1]
+		r.Kind = chain.RewardsForAllEarners
+	}
 	g.forAllNo++
 }
 
-func (g *generator) emitRewards(submitter string, forAll bool, nonce int64, hash string, token int, amount *big.Int, strats []int) {
-	// The RewardsCoordinator wants strategies in ascending address order.
+// multipliers draws the multipliers of a submission's strategies, in the
+// ascending address order the RewardsCoordinator wants (strats is sorted
+// so in place).
+func (g *generator) multipliers(strats []int) []chain.StrategyMultiplier {
 	slices.SortFunc(strats, func(x, y int) int { return strings.Compare(g.strategies[x].Address, g.strategies[y].Address) })
 	mults := make([]chain.StrategyMultiplier, len(strats))
 	for j, si := range strats {
@@ -685,6 +778,11 @@ func (g *generator) emitRewards(submitter string, forAll bool, nonce int64, hash
 		}
 		mults[j] = chain.StrategyMultiplier{Strategy: g.strategies[si].Address, Multiplier: m}
 	}
+	return mults
+}
+
+func (g *generator) emitRewards(submitter string, forAll bool, nonce int64, hash string, token int, amount *big.Int, strats []int) {
+	mults := g.multipliers(strats)
 	day := uint32(g.blockTime.Unix() / 86400)
 	var start uint32
 	switch r := g.rng.IntN(100); {
