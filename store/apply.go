@@ -33,6 +33,7 @@ func (tx *Tx) ApplyBatch(ctx context.Context, b *chain.Batch) error {
 		podShares:         tx.applyPodShares,
 		withdrawalsQueued: tx.applyWithdrawalsQueued,
 		withdrawalsDone:   tx.applyWithdrawalsCompleted,
+		scalingFactors:    tx.applyDepositScalingFactors,
 		stakers:           tx.applyStakerState,
 	})
 }
@@ -41,7 +42,7 @@ func (tx *Tx) ApplyBatch(ctx context.Context, b *chain.Batch) error {
 // millions, which ApplyBatch and BulkApply store differently; stakers may
 // be nil.
 type largeSteps struct {
-	delegations, deposits, podShares, withdrawalsQueued, withdrawalsDone, stakers func(context.Context, *chain.Batch) error
+	delegations, deposits, podShares, scalingFactors, withdrawalsQueued, withdrawalsDone, stakers func(context.Context, *chain.Batch) error
 }
 
 // applySteps applies every kind of event of b in order, the large kinds
@@ -61,7 +62,7 @@ func (tx *Tx) applySteps(ctx context.Context, b *chain.Batch, large largeSteps) 
 		{"deposits", large.deposits},
 		{"pod shares", large.podShares},
 		{"slashing", tx.applySlashingEvents},
-		{"deposit scaling factors", tx.applyDepositScalingFactors},
+		{"deposit scaling factors", large.scalingFactors},
 		{"withdrawals queued", large.withdrawalsQueued},
 		{"withdrawals completed", large.withdrawalsDone},
 		{"rewards", tx.applyRewards},

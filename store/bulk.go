@@ -225,6 +225,7 @@ func (a *BulkApplier) Apply(ctx context.Context, b *chain.Batch) error {
 		delegations:       a.copyDelegations,
 		deposits:          a.copyDeposits,
 		podShares:         a.copyPodShares,
+		scalingFactors:    a.copyDepositScalingFactors,
 		withdrawalsQueued: a.stageWithdrawalsQueued,
 		withdrawalsDone:   a.stageWithdrawalsCompleted,
 	})
@@ -447,6 +448,21 @@ func (a *BulkApplier) copyPodShares(ctx context.Context, batch *chain.Batch) err
 			owner := lower(e.PodOwner)
 			b = appendBig(append(appendText(b, owner), '\t'), e.SharesDelta)
 			return b, nil
+		})
+}
+
+// copyDepositScalingFactors streams the deposit scaling factor events, one
+// for nearly every slashing-era deposit and delegation, into their table;
+// Finish derives the withdrawals' deposit shares from them.
+func (a *BulkApplier) copyDepositScalingFactors(ctx context.Context, batch *chain.Batch) error {
+	return a.copyEvents(ctx, "deposit_scaling_factor_events", "block_time",
+		[]string{"staker_address", "strategy_address", "factor"}, len(batch.DepositScalingFactors),
+		func(i int) chain.Position { return batch.DepositScalingFactors[i].Position },
+		func(b []byte, i int) ([]byte, error) {
+			e := &batch.DepositScalingFactors[i]
+			b = append(appendText(b, lower(e.Staker)), '\t')
+			b = append(appendText(b, lower(e.Strategy)), '\t')
+			return appendBig(b, e.Factor), nil
 		})
 }
 
