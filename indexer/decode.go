@@ -206,7 +206,24 @@ var eventsBySignature = map[string]struct {
 	"OperatorSlashed(address,(address,uint32),address[],uint256[],string)": {
 		[]contractRole{roleAllocationManager}, decodeOperatorSlashed},
 	"AVSRegistrarSet(address,address)": {[]contractRole{roleAllocationManager}, decodeProtocolEvent},
+
+	// Administration events every core contract (or its proxy) emits:
+	// initialisation, ownership, pausing and upgrades. They change no
+	// figure; they are kept as protocol events so that they are not
+	// reported as unknown.
+	"Initialized(uint8)":                    {allRoles, decodeProtocolEvent},
+	"OwnershipTransferred(address,address)": {allRoles, decodeProtocolEvent},
+	"Paused(address,uint256)":               {allRoles, decodeProtocolEvent},
+	"Unpaused(address,uint256)":             {allRoles, decodeProtocolEvent},
+	"PauserRegistrySet(address,address)":    {allRoles, decodeProtocolEvent},
+	"Upgraded(address)":                     {allRoles, decodeProtocolEvent},
+	"AdminChanged(address,address)":         {allRoles, decodeProtocolEvent},
+	"BeaconUpgraded(address)":               {allRoles, decodeProtocolEvent},
 }
+
+// allRoles are the roles of every core contract.
+var allRoles = []contractRole{roleDelegationManager, roleStrategyManager, roleEigenPodManager,
+	roleAVSDirectory, roleRewardsCoordinator, roleAllocationManager}
 
 // NewDecoder builds a decoder for the given deployment.
 func NewDecoder(c chain.Contracts) (*Decoder, error) {
@@ -264,7 +281,9 @@ func NewDecoder(c chain.Contracts) (*Decoder, error) {
 // Addresses are the contracts whose logs the decoder understands.
 func (d *Decoder) Addresses() []common.Address { return d.addrs }
 
-// Topics are the event signatures (topic 0) the decoder understands.
+// Topics are the event signatures (topic 0) the decoder understands. The
+// indexer does not filter the logs it fetches by them: it reads every log
+// of the core contracts, so that an event it does not know is reported.
 func (d *Decoder) Topics() []common.Hash { return d.topics }
 
 // SetReporting directs the reports of logs that a core contract emitted

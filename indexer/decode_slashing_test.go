@@ -483,6 +483,47 @@ func slashingEraCases(t testing.TB, pos chain.Position) []decodeCase {
 				"rewardsCalculationEndTimestamp": "1714521600", "activatedAt": "1714600000",
 			}),
 		},
+		// Administration events of every core contract and its proxy.
+		{
+			name: "Initialized",
+			log:  buildLog(t, dm, "Initialized(uint8)", nil, uint8(1)),
+			want: protocol(dm, "Initialized", map[string]any{"version": "1"}),
+		},
+		{
+			name: "OwnershipTransferred",
+			log:  buildLog(t, am, "OwnershipTransferred(address,address)", []any{op, other}),
+			want: protocol(am, "OwnershipTransferred", map[string]any{"previousOwner": lower(op), "newOwner": lower(other)}),
+		},
+		{
+			name: "Paused",
+			log:  buildLog(t, rc, "Paused(address,uint256)", []any{other}, big.NewInt(1)),
+			want: protocol(rc, "Paused", map[string]any{"account": lower(other), "newPausedStatus": "1"}),
+		},
+		{
+			name: "Unpaused",
+			log:  buildLog(t, rc, "Unpaused(address,uint256)", []any{other}, big.NewInt(0)),
+			want: protocol(rc, "Unpaused", map[string]any{"account": lower(other), "newPausedStatus": "0"}),
+		},
+		{
+			name: "PauserRegistrySet",
+			log:  buildLog(t, dm, "PauserRegistrySet(address,address)", nil, op, other),
+			want: protocol(dm, "PauserRegistrySet", map[string]any{"pauserRegistry": lower(op), "newPauserRegistry": lower(other)}),
+		},
+		{
+			name: "Upgraded",
+			log:  buildLog(t, am, "Upgraded(address)", []any{other}),
+			want: protocol(am, "Upgraded", map[string]any{"implementation": lower(other)}),
+		},
+		{
+			name: "AdminChanged",
+			log:  buildLog(t, am, "AdminChanged(address,address)", nil, op, other),
+			want: protocol(am, "AdminChanged", map[string]any{"previousAdmin": lower(op), "newAdmin": lower(other)}),
+		},
+		{
+			name: "BeaconUpgraded",
+			log:  buildLog(t, am, "BeaconUpgraded(address)", []any{other}),
+			want: protocol(am, "BeaconUpgraded", map[string]any{"beacon": lower(other)}),
+		},
 	}
 }
 

@@ -364,8 +364,8 @@ func TestDecodeIgnoresForeignEmitters(t *testing.T) {
 // contract declares the events of the indexer's ABI, so that the
 // end-to-end tests see the topics the real contracts emit. The mock
 // declares the pre-slashing reference's 24 variants; the indexer's other
-// events are the slashing-era ones of v1xCoreEvents (their real emitters
-// are exercised by the slashingchain package).
+// events are the slashing-era ones of v1xCoreEvents and the administration
+// events (their real emitters are exercised by the slashingchain package).
 func TestEmitterEmitsTheRealSignatures(t *testing.T) {
 	mock := map[common.Hash]string{}
 	for _, ev := range testchain.MockABI.Events {
@@ -376,6 +376,14 @@ func TestEmitterEmitsTheRealSignatures(t *testing.T) {
 		for _, sig := range sigs {
 			v1x[sig] = true
 		}
+	}
+	// The administration events (initialisation, ownership, pausing,
+	// proxy upgrades) come from the real contracts' deployment, which the
+	// slashingchain end-to-end test indexes.
+	for _, sig := range []string{"Initialized(uint8)", "OwnershipTransferred(address,address)", "Paused(address,uint256)",
+		"Unpaused(address,uint256)", "PauserRegistrySet(address,address)", "Upgraded(address)",
+		"AdminChanged(address,address)", "BeaconUpgraded(address)"} {
+		v1x[sig] = true
 	}
 	for _, ev := range EigenLayerABI.Events {
 		if _, ok := mock[ev.ID]; !ok && !v1x[ev.Sig] {

@@ -499,7 +499,9 @@ func (ix *Indexer) Step(ctx context.Context) (bool, error) {
 // refuses it as too large. It returns the logs and the range's actual end.
 func (ix *Indexer) fetchLogs(ctx context.Context, from, to uint64) ([]types.Log, uint64, error) {
 	for {
-		logs, err := ix.node.Logs(ctx, from, to, ix.dec.Addresses(), ix.dec.Topics())
+		// Every log of the core contracts, not only the known events':
+		// the decoder reports the unknown ones.
+		logs, err := ix.node.Logs(ctx, from, to, ix.dec.Addresses(), nil)
 		if err == nil {
 			return logs, to, nil
 		}

@@ -317,15 +317,17 @@ func (n *Node) Blocks(ctx context.Context, numbers []uint64) (map[uint64]BlockRe
 	return out, nil
 }
 
-// Logs returns the logs of the given addresses and topics in [from, to].
-// It returns an error wrapping ErrRangeTooLarge, without retrying, when the
+// Logs returns the logs of the given addresses and topics in [from, to];
+// with no topics, every log of the addresses. It returns an error wrapping ErrRangeTooLarge, without retrying, when the
 // node refuses the range as too large.
 func (n *Node) Logs(ctx context.Context, from, to uint64, addrs []common.Address, topics []common.Hash) ([]types.Log, error) {
 	q := ethereum.FilterQuery{
 		FromBlock: new(big.Int).SetUint64(from),
 		ToBlock:   new(big.Int).SetUint64(to),
 		Addresses: addrs,
-		Topics:    [][]common.Hash{topics},
+	}
+	if len(topics) > 0 {
+		q.Topics = [][]common.Hash{topics}
 	}
 	var logs []types.Log
 	err := n.do(ctx, "eth_getLogs", func(ctx context.Context) (err error) {
