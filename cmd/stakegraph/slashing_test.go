@@ -110,7 +110,9 @@ func TestIndexedSlashingHistoryMatchesTheContracts(t *testing.T) {
 
 	// The slash's OperatorSharesDecreased names staker address(0): it must
 	// not become a staker.
-	var zero struct{ Staker struct{ Shares []struct{ Shares string } } }
+	var zero struct {
+		Staker struct{ Shares []struct{ Shares string } }
+	}
 	api.graphql(t, `{ staker(address: "0x0000000000000000000000000000000000000000") { shares { shares } } }`, nil, &zero)
 	if len(zero.Staker.Shares) != 0 {
 		t.Errorf("the zero address holds shares %v", zero.Staker.Shares)
@@ -129,9 +131,9 @@ func TestIndexedSlashingHistoryMatchesTheContracts(t *testing.T) {
 				Allocations   struct {
 					Data []struct {
 						AvsAddress, StrategyAddress, Magnitude, MaxMagnitude, AllocatedShares string
-						OperatorSetID                                                        int `json:"operatorSetId"`
-						PendingMagnitude                                                     *string
-						EffectBlock                                                          *int
+						OperatorSetID                                                         int `json:"operatorSetId"`
+						PendingMagnitude                                                      *string
+						EffectBlock                                                           *int
 					}
 				}
 				OperatorSets struct {
@@ -443,7 +445,7 @@ func TestIndexedSlashingHistoryMatchesTheContracts(t *testing.T) {
 	var m struct {
 		Metrics struct {
 			TotalOperators, TotalStakers int
-			TvlStrategies                          map[string]float64
+			TvlStrategies                map[string]float64
 		}
 	}
 	api.graphql(t, `{ metrics { totalOperators totalStakers tvlStrategies } }`, nil, &m)
