@@ -1,14 +1,14 @@
 // Package bench measures a running stakegraph server over loopback HTTP.
 //
 // It drives every documented REST route with realistic parameter mixes and
-// three GraphQL operations a frontend sends (an AVS page, an operator page
-// and a staker page), each from a fixed number of closed-loop clients, and
-// reports per operation the requests per second, latency percentiles, SQL
-// statements per request (from the server's stakegraph_sql_statements_total
-// counter) and the server's peak resident memory. It also runs the
-// resilience checks: a long soak over the mixed workload, and a PostgreSQL
-// restart under load. The numbers go to a Markdown report
-// (bench/RESULTS.md); nothing here asserts on them.
+// four GraphQL operations a frontend sends (an AVS page, an operator page,
+// a staker page and an operator set page), each from a fixed number of
+// closed-loop clients, and reports per operation the requests per second,
+// latency percentiles, SQL statements per request (from the server's
+// stakegraph_sql_statements_total counter) and the server's peak resident
+// memory. It also runs the resilience checks: a long soak over the mixed
+// workload, and a PostgreSQL restart under load. The numbers go to a
+// Markdown report (bench/RESULTS.md); nothing here asserts on them.
 //
 // The command is bench/cmd/stakebench, which `make bench` and `make soak`
 // run.

@@ -30,10 +30,12 @@ import (
 )
 
 // TestQueryPlans sends the bench workload's requests (every documented
-// REST route and the three GraphQL operations, with their parameter mixes)
-// to the API in process, records every SQL statement they run with its
-// arguments, and checks the plan PostgreSQL chooses for each (EXPLAIN
-// (FORMAT JSON), with the same arguments):
+// REST route and the four GraphQL operations, with their parameter mixes)
+// to the API in process, with the requests of the worst parameters and a
+// query of the slashing era's GraphQL fields that no operation asks for,
+// records every SQL statement they run with its arguments, and checks the
+// plan PostgreSQL chooses for each (EXPLAIN (FORMAT JSON), with the same
+// arguments):
 //
 //   - no sequential scan of a large table (largeTableRows rows or more);
 //   - no scan of a large table without an index condition unless a LIMIT
@@ -89,13 +91,19 @@ func TestQueryPlans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("slashing era: %d AVS with %d operator sets, %d operators with allocations, %d slashings",
+		len(sample.OperatorSetAVS), len(sample.OperatorSets), len(sample.AllocatingOperators), sample.Slashings)
+	if len(sample.OperatorSets) == 0 || len(sample.AllocatingOperators) == 0 || sample.Slashings == 0 {
+		// Operations leaves the slashing era's routes out without them.
+		t.Errorf("the data set has no operator sets, allocations or slashings: the slashing era's routes go unchecked")
+	}
 
 	// check sends the requests, then explains the statements they ran.
 	check := func(t *testing.T, reqs []bench.Request) {
 		t.Helper()
 		rec.start()
 		for _, req := range reqs {
-			if o := c.Do(ctx, req); o.Err != nil || o.Status != http.StatusOK {
+			if o := c.Do(ctx, req); o.Err != nil || o.Status != http.StatusOK || o.GraphQLError {
 				t.Fatalf("%s %s: %d %v %s", req.Method, req.Target, o.Status, o.Err, o.Snippet)
 			}
 		}
@@ -127,6 +135,9 @@ func TestQueryPlans(t *testing.T) {
 	}
 	t.Run("worst parameters", func(t *testing.T) {
 		check(t, worstRequests(t, plain, sample, now))
+	})
+	t.Run("slashing-era fields", func(t *testing.T) {
+		check(t, slashingFieldRequests(t, plain))
 	})
 }
 
@@ -190,6 +201,7 @@ func worstRequests(t *testing.T, db *sql.DB, sample *bench.Sample, now time.Time
 			withdrawals("delegatedTo=" + sample.BusyOperators[0] + st + "&skip=1992&take=12")
 		}
 	}
+	reqs = append(reqs, worstSlashingRequests(t, db)...)
 	var queued, completed int
 	if err := db.QueryRow(`
 		SELECT count(*) FILTER (WHERE NOT is_completed), count(*) FILTER (WHERE is_completed)
@@ -199,6 +211,127 @@ func worstRequests(t *testing.T, db *sql.DB, sample *bench.Sample, now time.Time
 	for st, n := range map[string]int{"&status=queued": queued, "&status=queued_withdrawable": queued / 2,
 		"&status=completed": completed, "": queued + completed} {
 		withdrawals(fmt.Sprintf("skip=%d&take=100%s", max(min(n-100, 200000), 0), st))
+	}
+	return reqs
+}
+
+// queryStrings returns the first column of the rows of query.
+func queryStrings(t *testing.T, db *sql.DB, query string) []string {
+	t.Helper()
+	rows, err := db.Query(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// worstSlashingRequests are the slashing era's routes with the parameters
+// that read the most: the operator sets with the most operators, on their
+// deepest pages with their TVL, the AVS with the most operator sets, the
+// operators with the most allocations, and the slashings of the most
+// slashed strategy and operator, and of the whole list, deep.
+func worstSlashingRequests(t *testing.T, db *sql.DB) []bench.Request {
+	t.Helper()
+	var reqs []bench.Request
+	add := func(target string) { reqs = append(reqs, bench.Request{Method: http.MethodGet, Target: target}) }
+	for _, row := range queryStrings(t, db, `
+		SELECT avs_address || '/' || operator_set_id || ' ' || GREATEST(total_operators - 100, 0)
+		FROM operator_sets ORDER BY total_operators DESC, avs_address, operator_set_id LIMIT 2`) {
+		set, n, _ := strings.Cut(row, " ")
+		add(fmt.Sprintf("/operator-sets/%s?withTvl=true&take=100&skip=%s", set, n))
+		add("/operator-sets/" + set + "?withTvl=true&take=100")
+		avs, id, _ := strings.Cut(set, "/")
+		reqs = append(reqs, bench.GraphQL(bench.OperatorSetPageQuery, map[string]any{"avs": avs, "id": json.Number(id), "skip": 0}))
+	}
+	for _, avs := range queryStrings(t, db, `
+		SELECT avs_address FROM operator_sets GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 2`) {
+		add("/avs/" + avs + "/operator-sets?withTvl=true&take=100")
+	}
+	for _, op := range queryStrings(t, db, `
+		SELECT operator_address FROM allocations GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 2`) {
+		add("/operators/" + op + "/allocations?take=100")
+		add("/operators/" + op + "/allocations?take=12&skip=12")
+	}
+	for _, st := range queryStrings(t, db, `
+		SELECT x FROM slashings, unnest(strategies) x GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`) {
+		add("/slashings?take=100&strategyAddress=" + st)
+	}
+	for _, op := range queryStrings(t, db, `
+		SELECT operator_address FROM slashings GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`) {
+		add("/slashings?take=100&operatorAddress=" + op)
+	}
+	add("/slashings?take=100")
+	add("/slashings?take=100&skip=1000")
+	return reqs
+}
+
+// slashingEraFieldsQuery asks for the slashing era's GraphQL fields that
+// no operation of the workload asks for: an operator's max magnitudes,
+// allocations, operator sets and slashings, a staker's deposit and
+// withdrawable shares, and the scaled and payout shares of withdrawals.
+const slashingEraFieldsQuery = `query SlashingEraFields($operator: Address!, $staker: Address!) {
+  operator(address: $operator) {
+    maxMagnitudes { strategyAddress maxMagnitude }
+    allocations(take: 50) {
+      data { avsAddress operatorSetId strategyAddress magnitude maxMagnitude allocatedShares operatorSet { id totalOperators } }
+      meta { total }
+    }
+    operatorSets(isActive: null, take: 50) {
+      data { avsAddress operatorSetId isActive allocations { strategyAddress allocatedShares } }
+      meta { total }
+    }
+    slashings(take: 20) {
+      data { avsAddress operatorSetId blockNumber strategies { strategyAddress wadSlashed sharesSlashed sharesBurned } }
+      meta { total }
+    }
+  }
+  staker(address: $staker) {
+    shares { strategyAddress shares depositShares withdrawableShares ethValue }
+    withdrawals(take: 20) {
+      data { withdrawalRoot scaledShares { strategyAddress scaledShares } payoutShares { strategyAddress shares ethValue } }
+      meta { total }
+    }
+  }
+  byOperator: withdrawals(delegatedTo: $operator, take: 50) {
+    data { withdrawalRoot scaledShares { strategyAddress scaledShares } payoutShares { strategyAddress shares ethValue } }
+  }
+  newest: withdrawals(take: 100) {
+    data { withdrawalRoot scaledShares { strategyAddress scaledShares } payoutShares { strategyAddress shares ethValue } }
+  }
+}`
+
+// slashingFieldRequests are requests of slashingEraFieldsQuery for the most
+// slashed operators, with the stakers with the most slashing-era
+// withdrawals.
+func slashingFieldRequests(t *testing.T, db *sql.DB) []bench.Request {
+	t.Helper()
+	operators := queryStrings(t, db, `
+		SELECT operator_address FROM slashings GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 2`)
+	operators = append(operators, queryStrings(t, db, `
+		SELECT operator_address FROM allocations GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`)...)
+	stakers := queryStrings(t, db, `
+		SELECT staker_address FROM withdrawals WHERE scaled_shares IS NOT NULL
+		GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 3`)
+	if len(operators) == 0 || len(stakers) == 0 {
+		t.Fatal("the data set has no slashings, allocations or slashing-era withdrawals")
+	}
+	var reqs []bench.Request
+	for i, op := range operators {
+		reqs = append(reqs, bench.GraphQL(slashingEraFieldsQuery, map[string]any{
+			"operator": op, "staker": stakers[i%len(stakers)],
+		}))
 	}
 	return reqs
 }

@@ -31,6 +31,37 @@ type Sample struct {
 	// Head is the time of the newest withdrawal, close to the end of the
 	// data; First is the creation time of the oldest operator.
 	First, Head time.Time
+
+	// The slashing era, empty in data from before the slashing upgrade.
+	// OperatorSetAVS are the AVS that created operator sets (N: how many),
+	// OperatorSets the sets, AllocatingOperators the operators with
+	// allocations to sets (N: how many).
+	OperatorSetAVS      []Counted
+	OperatorSets        []OperatorSet
+	AllocatingOperators []Counted
+	// SlashedOperators, SlashingAVS and SlashedStrategies are the
+	// operators, AVS and strategies of the newest slashings (up to 1000 of
+	// them); Slashings is the number of slashings.
+	SlashedOperators  []string
+	SlashingAVS       []string
+	SlashedStrategies []string
+	Slashings         int
+	// SlashingStart is the creation time of the oldest operator set, close
+	// to the slashing upgrade.
+	SlashingStart time.Time
+}
+
+// Counted is an address with the length of one of its lists.
+type Counted struct {
+	Address string
+	N       int
+}
+
+// OperatorSet names an operator set, with the number of its operators.
+type OperatorSet struct {
+	AVS       string
+	ID        int
+	Operators int
 }
 
 // Fetch sends req and decodes the JSON response into v; any status but 200
@@ -184,6 +215,10 @@ func Discover(ctx context.Context, c *Client) (*Sample, error) {
 	slices.Sort(s.Stakers)
 	s.Stakers = slices.Compact(s.Stakers)
 
+	if err := discoverSlashing(ctx, c, s); err != nil {
+		return nil, err
+	}
+
 	switch {
 	case len(s.AVS) == 0, len(s.Operators) == 0, len(s.Stakers) == 0, len(s.Strategies) == 0:
 		return nil, fmt.Errorf("the server holds too little data to benchmark: %d AVS, %d operators, %d stakers, %d strategies",
@@ -192,4 +227,135 @@ func Discover(ctx context.Context, c *Client) (*Sample, error) {
 		return nil, errors.New("cannot tell the time span of the data from operators and withdrawals")
 	}
 	return s, nil
+}
+
+// The queries that find the slashing era's operator sets, the operators
+// with allocations (from every operator's allocation count) and the newest
+// slashings.
+const (
+	operatorSetsQuery = `query DiscoverOperatorSets($skip: Int!) {
+  operatorSets(skip: $skip, take: 1000) {
+    data { avsAddress id totalOperators createdAt }
+    meta { total }
+  }
+}`
+	allocatingOperatorsQuery = `query DiscoverAllocations($skip: Int!) {
+  operators(skip: $skip, take: 1000) {
+    data { address allocations(take: 1) { meta { total } } }
+    meta { total }
+  }
+}`
+	slashingsQuery = `query DiscoverSlashings {
+  slashings(take: 1000) {
+    data { operatorAddress avsAddress strategies { strategyAddress } }
+    meta { total }
+  }
+}`
+)
+
+// fetchGraphQL sends a GraphQL operation and decodes its data into v; an
+// error in the answer is an error.
+func fetchGraphQL(ctx context.Context, c *Client, query string, vars map[string]any, v any) error {
+	var res struct {
+		Data   json.RawMessage
+		Errors []struct{ Message string }
+	}
+	if err := c.Fetch(ctx, GraphQL(query, vars), &res); err != nil {
+		return err
+	}
+	if len(res.Errors) > 0 {
+		return fmt.Errorf("discovery query: %s", res.Errors[0].Message)
+	}
+	return json.Unmarshal(res.Data, v)
+}
+
+// discoverSlashing fills the slashing-era fields of s. Data from before the
+// slashing upgrade leaves them empty.
+func discoverSlashing(ctx context.Context, c *Client, s *Sample) error {
+	setsOf := map[string]int{}
+	for skip := 0; skip < 10000; skip += 1000 {
+		var d struct {
+			OperatorSets struct {
+				Data []struct {
+					AvsAddress     string
+					ID             int
+					TotalOperators int
+					CreatedAt      time.Time
+				}
+				Meta struct{ Total int }
+			}
+		}
+		if err := fetchGraphQL(ctx, c, operatorSetsQuery, map[string]any{"skip": skip}, &d); err != nil {
+			return err
+		}
+		for _, set := range d.OperatorSets.Data {
+			s.OperatorSets = append(s.OperatorSets, OperatorSet{AVS: set.AvsAddress, ID: set.ID, Operators: set.TotalOperators})
+			if setsOf[set.AvsAddress] == 0 {
+				s.OperatorSetAVS = append(s.OperatorSetAVS, Counted{Address: set.AvsAddress})
+			}
+			setsOf[set.AvsAddress]++
+			if s.SlashingStart.IsZero() || set.CreatedAt.Before(s.SlashingStart) {
+				s.SlashingStart = set.CreatedAt
+			}
+		}
+		if len(d.OperatorSets.Data) < 1000 || skip+1000 >= d.OperatorSets.Meta.Total {
+			break
+		}
+	}
+	for i, a := range s.OperatorSetAVS {
+		s.OperatorSetAVS[i].N = setsOf[a.Address]
+	}
+	if len(s.OperatorSets) == 0 {
+		return nil // no slashing era: no allocations or slashings either
+	}
+
+	for skip := 0; skip < 10000; skip += 1000 {
+		var d struct {
+			Operators struct {
+				Data []struct {
+					Address     string
+					Allocations struct{ Meta struct{ Total int } }
+				}
+				Meta struct{ Total int }
+			}
+		}
+		if err := fetchGraphQL(ctx, c, allocatingOperatorsQuery, map[string]any{"skip": skip}, &d); err != nil {
+			return err
+		}
+		for _, o := range d.Operators.Data {
+			if n := o.Allocations.Meta.Total; n > 0 {
+				s.AllocatingOperators = append(s.AllocatingOperators, Counted{Address: o.Address, N: n})
+			}
+		}
+		if len(d.Operators.Data) < 1000 || skip+1000 >= d.Operators.Meta.Total {
+			break
+		}
+	}
+
+	var d struct {
+		Slashings struct {
+			Data []struct {
+				OperatorAddress string
+				AvsAddress      string
+				Strategies      []struct{ StrategyAddress string }
+			}
+			Meta struct{ Total int }
+		}
+	}
+	if err := fetchGraphQL(ctx, c, slashingsQuery, nil, &d); err != nil {
+		return err
+	}
+	s.Slashings = d.Slashings.Meta.Total
+	for _, sl := range d.Slashings.Data {
+		s.SlashedOperators = append(s.SlashedOperators, sl.OperatorAddress)
+		s.SlashingAVS = append(s.SlashingAVS, sl.AvsAddress)
+		for _, st := range sl.Strategies {
+			s.SlashedStrategies = append(s.SlashedStrategies, st.StrategyAddress)
+		}
+	}
+	for _, xs := range []*[]string{&s.SlashedOperators, &s.SlashingAVS, &s.SlashedStrategies} {
+		slices.Sort(*xs)
+		*xs = slices.Compact(*xs)
+	}
+	return nil
 }

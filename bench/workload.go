@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,11 +36,14 @@ type Operation struct {
 	Next func(r *rand.Rand) Request
 }
 
-// Operations returns every documented REST route and the three GraphQL
-// operations, with parameter mixes drawn from s.
+// Operations returns every documented REST route and the four GraphQL
+// operations, with parameter mixes drawn from s. The slashing era's
+// operations that need operator sets or allocations are left out when s has
+// none (data from before the slashing upgrade).
 func Operations(s *Sample) []Operation {
 	w := workload{s}
-	return []Operation{
+	hasSets, hasAllocations := len(s.OperatorSets) > 0, len(s.AllocatingOperators) > 0
+	return slices.DeleteFunc([]Operation{
 		{"GET /avs", ClassList, 6, w.avsList},
 		{"GET /avs/addresses", ClassList, 3, w.avsAddresses},
 		{"GET /avs/{address}/operators", ClassList, 6, w.avsOperators},
@@ -48,6 +52,10 @@ func Operations(s *Sample) []Operation {
 		{"GET /stakers/{address}/events/delegation", ClassList, 10, w.stakerEvents},
 		{"GET /withdrawals", ClassList, 8, w.withdrawals},
 		{"GET /rewards/strategies", ClassList, 2, w.rewardStrategies},
+		{"GET /avs/{address}/operator-sets", ClassList, 3, w.avsOperatorSets},
+		{"GET /operator-sets/{avs}/{id}", ClassList, 3, w.operatorSet},
+		{"GET /operators/{address}/allocations", ClassList, 2, w.operatorAllocations},
+		{"GET /slashings", ClassList, 3, w.slashings},
 		{"GET /metrics", ClassMetrics, 6, w.metrics},
 		{"GET /metrics/tvl/restaking", ClassMetrics, 3, w.withChange("/metrics/tvl/restaking")},
 		{"GET /metrics/tvl/restaking/{strategy}", ClassMetrics, 3, w.strategyTVL},
@@ -58,7 +66,16 @@ func Operations(s *Sample) []Operation {
 		{"GraphQL AvsPage", ClassGraphQL, 6, w.avsPage},
 		{"GraphQL OperatorPage", ClassGraphQL, 6, w.operatorPage},
 		{"GraphQL StakerPage", ClassGraphQL, 8, w.stakerPage},
-	}
+		{"GraphQL OperatorSetPage", ClassGraphQL, 2, w.operatorSetPage},
+	}, func(op Operation) bool {
+		switch op.Name {
+		case "GET /avs/{address}/operator-sets", "GET /operator-sets/{avs}/{id}", "GraphQL OperatorSetPage":
+			return !hasSets
+		case "GET /operators/{address}/allocations":
+			return !hasAllocations
+		}
+		return false
+	})
 }
 
 // Mixed returns a request maker that picks one of ops by weight for each
@@ -360,7 +377,92 @@ func (w workload) stakerHistory(r *rand.Rand) Request {
 	return get("/metrics/historical/count-stakers", q)
 }
 
-// The three GraphQL operations a frontend sends.
+// The slashing era's REST routes.
+
+func (w workload) avsOperatorSets(r *rand.Rand) Request {
+	q := query{}
+	q.setBool("withTvl", 0.5, r)
+	// Mostly an AVS with operator sets; sometimes one without, whose page
+	// shows an empty list.
+	avs, sets := pick(r, w.s.AVS), 0
+	if chance(r, 0.85) {
+		a := pick(r, w.s.OperatorSetAVS)
+		avs, sets = a.Address, a.N
+	}
+	page(r, q, sets, sets)
+	return get("/avs/"+avs+"/operator-sets", q)
+}
+
+func (w workload) operatorSet(r *rand.Rand) Request {
+	q := query{}
+	q.setBool("withTvl", 0.5, r)
+	set := pick(r, w.s.OperatorSets)
+	page(r, q, set.Operators, set.Operators)
+	return get("/operator-sets/"+set.AVS+"/"+strconv.Itoa(set.ID), q)
+}
+
+func (w workload) operatorAllocations(r *rand.Rand) Request {
+	q := query{}
+	op := pick(r, w.s.AllocatingOperators)
+	page(r, q, op.N, op.N)
+	return get("/operators/"+op.Address+"/allocations", q)
+}
+
+// pickOr picks one of xs, or of or when xs is empty.
+func pickOr(r *rand.Rand, xs, or []string) string {
+	if len(xs) == 0 {
+		return pick(r, or)
+	}
+	return pick(r, xs)
+}
+
+func (w workload) slashings(r *rand.Rand) Request {
+	q := query{}
+	if chance(r, 0.25) {
+		avs := w.s.SlashingAVS
+		if chance(r, 0.3) {
+			avs = nil // an AVS with no slashing, or with no operator set
+		}
+		q.set("avsAddress", pickOr(r, avs, w.s.AVS))
+	}
+	if chance(r, 0.2) {
+		ops := w.s.SlashedOperators
+		if chance(r, 0.3) {
+			ops = nil
+		}
+		q.set("operatorAddress", pickOr(r, ops, w.s.Operators))
+	}
+	if chance(r, 0.15) {
+		q.set("strategyAddress", pickOr(r, w.s.SlashedStrategies, w.s.Strategies))
+	}
+	if chance(r, 0.3) {
+		start, end := w.slashingWindow(r)
+		if chance(r, 0.8) {
+			q.set("startAt", formatStart(r, start))
+		}
+		if chance(r, 0.7) {
+			q.set("endAt", formatDate(r, end))
+		}
+	}
+	page(r, q, w.s.Slashings, w.s.Slashings)
+	return get("/slashings", q)
+}
+
+// slashingWindow returns a date range of the slashing era: the last 7 or
+// 30 days of the data, or 2 to 30 days anywhere since the upgrade.
+func (w workload) slashingWindow(r *rand.Rand) (start, end time.Time) {
+	if chance(r, 0.5) || w.s.SlashingStart.IsZero() {
+		return w.window(r, pick(r, []int{7, 30}), true)
+	}
+	days := time.Duration(2+r.IntN(29)) * 24 * time.Hour
+	end = w.s.Head
+	if span := w.s.Head.Sub(w.s.SlashingStart) - days; span > 0 {
+		end = w.s.SlashingStart.Add(days + time.Duration(r.Int64N(int64(span))))
+	}
+	return end.Add(-days), end
+}
+
+// The four GraphQL operations a frontend sends.
 const (
 	// AVSPageQuery is an AVS page: the AVS with its TVL and rewards, and
 	// its operators by TVL with theirs.
@@ -413,6 +515,34 @@ const (
     }
   }
 }`
+
+	// OperatorSetPage is an operator set page: the set with its allocated
+	// stake, its operators with their allocations to it, its slashings and
+	// the rewards submitted to it.
+	OperatorSetPageQuery = `query OperatorSetPage($avs: Address!, $id: Int!, $skip: Int) {
+  operatorSet(avs: $avs, id: $id) {
+    avsAddress id strategies totalOperators createdAt
+    avs { address metadataName metadataLogo }
+    allocatedStake { strategyAddress shares ethValue strategy { symbol } }
+    allocatedTvl { tvl tvlStrategiesEth }
+    operators(skip: $skip, take: 12) {
+      data {
+        operatorAddress isActive createdAt
+        operator { metadataName metadataLogo }
+        allocations { strategyAddress magnitude pendingMagnitude effectBlock maxMagnitude allocatedShares }
+      }
+      meta { total }
+    }
+    slashings(take: 10) {
+      data { operatorAddress blockNumber createdAt description strategies { strategyAddress wadSlashed sharesSlashed sharesBurned } }
+      meta { total }
+    }
+    rewardsSubmissions(take: 5) {
+      data { rewardsSubmissionHash startTimestamp duration totalAmount tokenAddress operators { operatorAddress amount } }
+      meta { total }
+    }
+  }
+}`
 )
 
 func (w workload) avsPage(r *rand.Rand) Request {
@@ -449,6 +579,15 @@ func (w workload) stakerPage(r *rand.Rand) Request {
 	})
 }
 
+func (w workload) operatorSetPage(r *rand.Rand) Request {
+	set := pick(r, w.s.OperatorSets)
+	vars := map[string]any{"avs": set.AVS, "id": set.ID}
+	if chance(r, 0.2) && set.Operators > 12 {
+		vars["skip"] = 12 * (1 + r.IntN((set.Operators-1)/12))
+	}
+	return GraphQL(OperatorSetPageQuery, vars)
+}
+
 // Describe returns a one-line description of an operation's parameter mix,
 // for the report.
 func Describe(name string) string {
@@ -477,4 +616,9 @@ var mixDescriptions = map[string]string{
 	"GraphQL AvsPage":                          "random AVS with TVL, shares, rewards and 12 operators by TVL (later page 20%)",
 	"GraphQL OperatorPage":                     "random or busiest operator with TVL, registrations and 10 events of 7/30 days (deep page 15%)",
 	"GraphQL StakerPage":                       "random staker with shares, 20 events of 30 days and 10 withdrawals",
+	"GET /avs/{address}/operator-sets":         "AVS with operator sets 85% (any AVS 15%), withTvl 50%, pages",
+	"GET /operator-sets/{avs}/{id}":            "random operator set, withTvl 50%, pages of its operators",
+	"GET /operators/{address}/allocations":     "random operator with allocations, pages",
+	"GET /slashings":                           "AVS filter 25%, operator 20%, strategy 15% (mostly ones with slashings), date range 30% (7/30 days to the end of the data or 2-30 days since the upgrade), pages",
+	"GraphQL OperatorSetPage":                  "random operator set with allocated stake and TVL, 12 operators with allocations (a later page 20% when it has more), 10 slashings and 5 rewards submissions",
 }

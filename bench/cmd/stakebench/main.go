@@ -1,7 +1,7 @@
 // Command stakebench measures stakegraph on the mainnet-scale bench data and
 // writes the numbers to bench/RESULTS.md.
 //
-//	stakebench [flags] measure   every REST route and three GraphQL operations, with and without the response cache
+//	stakebench [flags] measure   every REST route and four GraphQL operations, with and without the response cache
 //	stakebench [flags] soak      a long soak at 64 clients over the mixed workload
 //	stakebench [flags] restart   PostgreSQL stopped and started again under load
 //	stakebench [flags] plans     the query-plan test (go test ./bench -run TestQueryPlans) on the bench data
@@ -265,6 +265,8 @@ func (e *env) operations(ctx context.Context, srv *bench.Server, conns int) (*be
 	log.Printf("workload sample: %d AVS, %d operators, %d stakers, %d strategies, data from %s to %s",
 		len(sample.AVS), len(sample.Operators), len(sample.Stakers), len(sample.Strategies),
 		sample.First.Format(time.DateOnly), sample.Head.Format(time.DateOnly))
+	log.Printf("slashing era: %d operator sets of %d AVS, %d operators with allocations, %d slashings",
+		len(sample.OperatorSets), len(sample.OperatorSetAVS), len(sample.AllocatingOperators), sample.Slashings)
 	ops := bench.Operations(sample)
 	if e.cfg.only != "" {
 		re, err := regexp.Compile(e.cfg.only)
