@@ -9,9 +9,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/stakegraph/stakegraph/chain"
@@ -30,11 +30,22 @@ type MetadataOptions struct {
 	Attempts int
 	// Backoff before the second attempt (doubling after). Default 1s.
 	Backoff time.Duration
-	// AllowPrivateAddresses lets URIs reach loopback and private networks.
-	// Off by default: metadata URIs are chosen by anyone on chain, and the
-	// indexer must not be turned into a probe of its own network.
+	// AllowPrivateAddresses lets URIs reach every address, loopback and
+	// private networks included. Off by default: metadata URIs are chosen by
+	// anyone on chain, and the indexer must not be turned into a probe of
+	// its own network. By default the fetcher connects only to globally
+	// routable unicast addresses, checked on the address of every
+	// connection, after name resolution and after redirects.
 	AllowPrivateAddresses bool
 	Logger                *slog.Logger
+
+	// allowAddress, when set, admits further addresses to the strict
+	// default check; tests use it to reach their own servers on loopback.
+	allowAddress func(netip.AddrPort) bool
+	// lookupHost, when set, resolves a host name before the system
+	// resolver does (ok false: not resolved here); tests use it to have a
+	// name resolve to an address of their choice.
+	lookupHost func(host string) (ip string, ok bool)
 }
 
 // MetadataFetcher fetches the JSON documents operators and AVS publish at
@@ -69,11 +80,26 @@ func NewMetadataFetcher(opts MetadataOptions) *MetadataFetcher {
 	}
 	dialer := &net.Dialer{Timeout: opts.Timeout}
 	if !opts.AllowPrivateAddresses {
-		dialer.Control = refusePrivateAddresses
+		dialer.Control = addressGuard(opts.allowAddress)
+	}
+	dial := dialer.DialContext
+	if opts.lookupHost != nil {
+		dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+			host, port, err := net.SplitHostPort(address)
+			if err != nil {
+				return nil, err
+			}
+			if ip, ok := opts.lookupHost(host); ok {
+				address = net.JoinHostPort(ip, port)
+			}
+			return dialer.DialContext(ctx, network, address)
+		}
 	}
 	transport := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
+		// No proxy, whatever the environment says: a proxy would make the
+		// connection (and so the address check) on the fetcher's behalf.
+		Proxy:                 nil,
+		DialContext:           dial,
 		TLSHandshakeTimeout:   opts.Timeout,
 		ResponseHeaderTimeout: opts.Timeout,
 		MaxIdleConnsPerHost:   4,
@@ -93,21 +119,9 @@ func NewMetadataFetcher(opts MetadataOptions) *MetadataFetcher {
 	}
 }
 
-// errPrivateAddress refuses connections to the indexer's own networks.
-var errPrivateAddress = errors.New("metadata URI resolves to a private or loopback address")
-
-func refusePrivateAddresses(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() {
-		return fmt.Errorf("%w (%s)", errPrivateAddress, host)
-	}
-	return nil
-}
+// errPrivateAddress refuses connections to addresses that are not globally
+// routable unicast: the indexer's own networks, and special-purpose ranges.
+var errPrivateAddress = errors.New("metadata URI resolves to a private, loopback or otherwise non-public address")
 
 // errNotRetryable marks fetch failures that another attempt cannot fix.
 var errNotRetryable = errors.New("not retryable")

@@ -26,6 +26,15 @@ import (
 // time); the caller should ask for a smaller range.
 var ErrRangeTooLarge = errors.New("log range too large for the node")
 
+// ErrResponseTooLarge says a JSON-RPC answer was larger than
+// NodeOptions.MaxResponse; it was not read further. An eth_getLogs answer
+// that is too large counts as ErrRangeTooLarge too, so that a smaller range
+// is asked for.
+var ErrResponseTooLarge = errors.New("JSON-RPC answer too large")
+
+// DefaultMaxResponse is the default cap on the size of one JSON-RPC answer.
+const DefaultMaxResponse = 64 << 20
+
 // ErrReverted says a contract call reverted; retrying cannot help.
 var ErrReverted = errors.New("call reverted")
 
@@ -66,8 +75,12 @@ type NodeOptions struct {
 	Retry       RetryPolicy
 	// HeaderConcurrency bounds the block headers fetched at once.
 	HeaderConcurrency int
-	Metrics           *Metrics
-	Logger            *slog.Logger
+	// MaxResponse bounds the size in bytes of one JSON-RPC answer (of one
+	// websocket message on ws and wss connections). Default
+	// DefaultMaxResponse. It applies to nodes connected with Dial.
+	MaxResponse int64
+	Metrics     *Metrics
+	Logger      *slog.Logger
 }
 
 func (o NodeOptions) withDefaults() NodeOptions {
@@ -79,6 +92,9 @@ func (o NodeOptions) withDefaults() NodeOptions {
 	}
 	if o.HeaderConcurrency <= 0 {
 		o.HeaderConcurrency = 8
+	}
+	if o.MaxResponse <= 0 {
+		o.MaxResponse = DefaultMaxResponse
 	}
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics()
@@ -99,9 +115,13 @@ type Node struct {
 	opts NodeOptions
 }
 
-// Dial connects to the node at url (http, https, ws or wss).
+// Dial connects to the node at url (http, https, ws or wss). Answers larger
+// than opts.MaxResponse fail with ErrResponseTooLarge.
 func Dial(ctx context.Context, url string, opts NodeOptions) (*Node, error) {
-	c, err := rpc.DialContext(ctx, url)
+	opts = opts.withDefaults()
+	c, err := rpc.DialOptions(ctx, url,
+		rpc.WithHTTPClient(&http.Client{Transport: &cappedTransport{base: http.DefaultTransport, limit: opts.MaxResponse}}),
+		rpc.WithWebsocketMessageSizeLimit(opts.MaxResponse))
 	if err != nil {
 		return nil, fmt.Errorf("connect to node: %w", err)
 	}
@@ -160,6 +180,17 @@ func (n *Node) do(ctx context.Context, method string, call func(ctx context.Cont
 // classify sorts a node error into permanent, reverted, range-too-large or
 // (by default) retryable.
 func classify(method string, err error) error {
+	if errors.Is(err, ErrResponseTooLarge) || strings.Contains(err.Error(), "websocket: read limit exceeded") {
+		if !errors.Is(err, ErrResponseTooLarge) {
+			err = fmt.Errorf("%w: %w", ErrResponseTooLarge, err)
+		}
+		// The same question would get the same answer; a narrower log
+		// query may not.
+		if method == "eth_getLogs" {
+			return fmt.Errorf("%w: %w", ErrRangeTooLarge, err)
+		}
+		return fmt.Errorf("%w: %w", errPermanent, err)
+	}
 	var httpErr rpc.HTTPError
 	if errors.As(err, &httpErr) {
 		switch {

@@ -204,6 +204,11 @@ func TestClassifyNodeErrors(t *testing.T) {
 		{"eth_call", codedError{-32601, "the method eth_call does not exist"}, errPermanent},
 		{"eth_call", fmt.Errorf("%w: timeout", context.DeadlineExceeded), nil},
 		{"eth_call", codedError{-32000, "missing trie node 1234abcd (path ) state 0x1234 is not available"}, errPermanent},
+		{"eth_getLogs", responseTooLarge(1 << 20), ErrRangeTooLarge},
+		{"eth_getLogs", errors.New("websocket: read limit exceeded"), ErrRangeTooLarge},
+		{"eth_blockNumber", responseTooLarge(1 << 20), errPermanent},
+		{"eth_getBlockByNumber", fmt.Errorf("post: %w", responseTooLarge(1<<20)), errPermanent},
+		{"eth_call", errors.New("websocket: read limit exceeded"), errPermanent},
 	} {
 		got := classify(c.method, c.err)
 		for _, sentinel := range []error{ErrRangeTooLarge, ErrReverted, errPermanent} {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -79,6 +80,7 @@ type indexFlags struct {
 	callTimeout   time.Duration
 	pollInterval  time.Duration
 	maxRange      uint64
+	maxResponse   uint64
 }
 
 // registerIndexFlags adds the indexer's flags to fs. standalone is false for
@@ -104,6 +106,8 @@ func registerIndexFlags(fs *flag.FlagSet, c *cli, standalone bool) *indexFlags {
 	fs.DurationVar(&f.callTimeout, "rpc-timeout", 30*time.Second, "`duration` one JSON-RPC call may take before it is retried")
 	fs.DurationVar(&f.pollInterval, "poll-interval", 12*time.Second, "`wait` for new blocks once caught up")
 	fs.Uint64Var(&f.maxRange, "max-range", 50000, "most `blocks` asked of eth_getLogs at once (the range adapts below it)")
+	fs.Uint64Var(&f.maxResponse, "rpc-max-response", env("STAKEGRAPH_RPC_MAX_RESPONSE", indexer.DefaultMaxResponse),
+		"largest JSON-RPC answer in `bytes` read from the node; a larger eth_getLogs answer is asked again for fewer blocks (env STAKEGRAPH_RPC_MAX_RESPONSE)")
 	return f
 }
 
@@ -114,6 +118,9 @@ func (f *indexFlags) check() error {
 	}
 	if f.maxRange == 0 {
 		return usagef("--max-range must be positive")
+	}
+	if f.maxResponse == 0 || f.maxResponse > math.MaxInt64 {
+		return usagef("--rpc-max-response must be a positive number of bytes below 2^63")
 	}
 	return nil
 }
@@ -129,7 +136,9 @@ func (f *indexFlags) build(ctx context.Context, c *cli, db *store.DB) (*indexer.
 		network = n
 	}
 	metrics := indexer.NewMetrics()
-	node, err := indexer.Dial(ctx, f.rpcURL, indexer.NodeOptions{CallTimeout: f.callTimeout, Metrics: metrics, Logger: c.logger})
+	node, err := indexer.Dial(ctx, f.rpcURL, indexer.NodeOptions{
+		CallTimeout: f.callTimeout, MaxResponse: int64(f.maxResponse), Metrics: metrics, Logger: c.logger,
+	})
 	if err != nil {
 		return nil, err
 	}
