@@ -38,6 +38,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -56,7 +57,11 @@ import (
 	"github.com/stakegraph/stakegraph/internal/respond"
 )
 
-// VersionSource reads the database's data version. *store.DB is one.
+// VersionSource reads the database's data version. *store.DB is one. Give
+// the cache a handle with a connection of its own (a one-connection pool,
+// from store's DB.NewPool), so that its polls never wait behind requests
+// that hold every connection of the API's pool and a commit still shows
+// within a poll interval when the server is saturated.
 type VersionSource interface {
 	DataVersion(ctx context.Context) (int64, error)
 }
@@ -420,7 +425,14 @@ func (c *Cache) handle(w http.ResponseWriter, r *http.Request, key string, next 
 		select {
 		case <-f.done:
 		case <-r.Context().Done():
-			return // the client left
+			if !errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+				return // the client left
+			}
+			// The request ran out of time waiting: the handler answers at
+			// once with the timeout error of its API.
+			w.Header().Set("X-Cache", "MISS")
+			next.ServeHTTP(w, r)
+			return
 		}
 		if f.entry != nil {
 			c.serve(w, r, f.entry, "HIT")

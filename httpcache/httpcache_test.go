@@ -453,6 +453,38 @@ func TestUncacheableLeaderLetsFollowersRun(t *testing.T) {
 	}
 }
 
+// TestFollowerPastDeadlineAnswers checks that a request whose deadline
+// passes while it waits for another request's response is answered by the
+// handler (which fails at once with its timeout error), not left empty.
+func TestFollowerPastDeadlineAnswers(t *testing.T) {
+	src := &versions{version: 1}
+	release := make(chan struct{})
+	defer close(release)
+	var calls atomic.Int64
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			<-release // the leader hangs
+		}
+		if r.Context().Err() != nil {
+			w.WriteHeader(http.StatusGatewayTimeout)
+			return
+		}
+		io.WriteString(w, `{"ok":true}`)
+	})
+	h := newTestCache(t, src, Options{}).Middleware(next)
+	go do(t, h, http.MethodGet, "/avs")
+	for deadline := time.Now().Add(5 * time.Second); calls.Load() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/avs", nil).WithContext(ctx))
+	if rec.Code != http.StatusGatewayTimeout || calls.Load() != 2 {
+		t.Errorf("follower past its deadline: status %d after %d handler calls; want 504 from its own call", rec.Code, calls.Load())
+	}
+}
+
 func TestPanicEndsFlight(t *testing.T) {
 	src := &versions{version: 1}
 	var calls atomic.Int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -17,7 +18,9 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 
+	"github.com/stakegraph/stakegraph/internal/derrors"
 	"github.com/stakegraph/stakegraph/internal/respond"
+	"github.com/stakegraph/stakegraph/store"
 )
 
 // RequestIDHeader carries a request's ID, taken from the request when it
@@ -155,6 +158,35 @@ func (m *httpMetrics) middleware(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(ww, r)
 	})
+}
+
+// limitRequests gives each request a deadline, timeout from its start
+// (none when timeout is not positive), and a share of the database pool:
+// the store's methods use at most conns connections at once for it (no
+// limit when conns is not positive; see store.WithConnLimit). Work that
+// honours the request's context stops at the deadline: lib/pq cancels the
+// statement running on the server, a query waiting for a connection gives
+// up, and the handler answers with the error that wraps derrors.Timeout
+// (504). Should a handler return after the deadline without having
+// answered, the 504 is written here.
+func limitRequests(timeout time.Duration, conns int) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := store.WithConnLimit(r.Context(), conns)
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
+			if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return
+			}
+			if ww, ok := w.(middleware.WrapResponseWriter); ok && ww.Status() == 0 {
+				respond.Error(w, r, fmt.Errorf("%w: %s %s: no answer within %v", derrors.Timeout, r.Method, r.URL.Path, timeout))
+			}
+		})
+	}
 }
 
 // recoverPanics answers a panicking handler with a JSON 500 (unless it

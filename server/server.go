@@ -3,8 +3,10 @@
 // The API listener serves the health probes (/healthz, /readyz) and every
 // route that other packages mount through Deps.Mounts (the GraphQL endpoint
 // and the REST API), behind the middleware all routes share: request IDs,
-// one log line per request, Prometheus metrics by route and status, and a
-// recoverer that answers a panic with a JSON 500.
+// one log line per request, Prometheus metrics by route and status, a
+// recoverer that answers a panic with a JSON 500, and a deadline and a cap
+// on database connections for each request (Config.RequestTimeout and
+// Config.ConnsPerRequest).
 //
 // The admin listener serves /metrics in the Prometheus text format, the
 // same probes and net/http/pprof under /debug/pprof/. It belongs on a
@@ -39,6 +41,16 @@ const (
 	DefaultAdminAddr = "127.0.0.1:9091"
 )
 
+// Defaults of the limits on each request of the API listener.
+const (
+	// DefaultRequestTimeout is how long a request may take.
+	DefaultRequestTimeout = 10 * time.Second
+	// DefaultConnsPerRequest is how many database connections one request
+	// may use at once: a quarter of store.DefaultPool, so that a request
+	// fanning out many queries leaves connections for the others.
+	DefaultConnsPerRequest = 4
+)
+
 // Config configures the listeners.
 type Config struct {
 	// Addr is the API listener's address; empty means DefaultAddr.
@@ -47,6 +59,15 @@ type Config struct {
 	AdminAddr string
 	// ShutdownTimeout bounds the graceful shutdown; zero means 15 s.
 	ShutdownTimeout time.Duration
+	// RequestTimeout is the deadline of each API request, from its start:
+	// past it, the request's database work is cancelled and it is answered
+	// 504 (code gateway_timeout). Zero means DefaultRequestTimeout;
+	// negative means no deadline.
+	RequestTimeout time.Duration
+	// ConnsPerRequest is how many database connections one API request may
+	// use at once (store.WithConnLimit). Zero means DefaultConnsPerRequest;
+	// negative means no limit.
+	ConnsPerRequest int
 	// Logger logs requests and the server's life; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -92,6 +113,12 @@ func New(cfg Config, deps Deps) *Server {
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 15 * time.Second
 	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	if cfg.ConnsPerRequest == 0 {
+		cfg.ConnsPerRequest = DefaultConnsPerRequest
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
@@ -104,7 +131,8 @@ func New(cfg Config, deps Deps) *Server {
 	metrics := newHTTPMetrics(registry)
 
 	r := chi.NewRouter()
-	r.Use(requestID, logRequests(logger), metrics.middleware, recoverPanics(logger))
+	r.Use(requestID, logRequests(logger), metrics.middleware, recoverPanics(logger),
+		limitRequests(cfg.RequestTimeout, cfg.ConnsPerRequest))
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		respond.Error(w, r, fmt.Errorf("%w: no route %s", derrors.NotFound, r.URL.Path))
 	})
@@ -228,7 +256,7 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
+		WriteTimeout:      max(60*time.Second, s.cfg.RequestTimeout+10*time.Second), // time to answer at the deadline
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),

@@ -126,6 +126,11 @@ func (db *DB) AVSByAddresses(ctx context.Context, addresses []string) ([]AVS, er
 // CuratedMetadataByAVS returns the curated metadata of the given AVS, in no
 // particular order; AVS without curated metadata are left out.
 func (db *DB) CuratedMetadataByAVS(ctx context.Context, avs []string) ([]CuratedMetadata, error) {
+	release, err := hold(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("curated metadata: %w", err)
+	}
+	defer release()
 	rows, err := db.QueryContext(ctx, `
 		SELECT avs_address, metadata_name, metadata_description, metadata_discord, metadata_logo,
 		       metadata_telegram, metadata_website, metadata_x, metadata_github,

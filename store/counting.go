@@ -2,31 +2,17 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
-	"sync"
 	"sync/atomic"
 
 	"github.com/lib/pq"
 )
 
-// statementCounts maps each counted driver name's counter. Every *DB opened
-// by Open talks to PostgreSQL through a thin driver wrapper that counts the
-// statements it sends, so tests can assert that a request costs a constant
-// number of queries (no N+1) and benchmarks can report statements per
-// request.
-var (
-	registerOnce sync.Once
-	statements   atomic.Int64
-)
-
-const countingDriverName = "postgres-stakegraph"
-
-func registerCountingDriver() {
-	registerOnce.Do(func() {
-		sql.Register(countingDriverName, countingDriver{})
-	})
-}
+// statements counts the statements of every *DB opened by Open: each talks
+// to PostgreSQL through a thin driver wrapper that counts the statements it
+// sends, so tests can assert that a request costs a constant number of
+// queries (no N+1) and benchmarks can report statements per request.
+var statements atomic.Int64
 
 // StatementCount returns the number of SQL statements sent through every
 // database handle of this process so far. Take the difference of two readings
@@ -42,6 +28,46 @@ func (countingDriver) Open(name string) (driver.Conn, error) {
 	}
 	return &countingConn{Conn: c}, nil
 }
+
+// countingConnector opens pq connections in a fixed configuration (the
+// connection URL with the pool's session settings) and counts their
+// statements.
+type countingConnector struct {
+	pq *pq.Connector
+}
+
+// newCountingConnector returns the connector of url, with runtime
+// parameters (statement_timeout, say) sent to the server as each
+// connection starts.
+func newCountingConnector(url string, runtime map[string]string) (*countingConnector, error) {
+	cfg, err := pq.NewConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	if len(runtime) > 0 {
+		if cfg.Runtime == nil {
+			cfg.Runtime = map[string]string{}
+		}
+		for k, v := range runtime {
+			cfg.Runtime[k] = v
+		}
+	}
+	c, err := pq.NewConnectorConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConnector{pq: c}, nil
+}
+
+func (c *countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.pq.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: conn}, nil
+}
+
+func (c *countingConnector) Driver() driver.Driver { return countingDriver{} }
 
 // countingConn forwards to pq's connection and counts statements.
 type countingConn struct {

@@ -38,7 +38,7 @@ func (tx *Tx) Cursor(ctx context.Context) (c Cursor, ok bool, err error) {
 
 // Cursor returns the sync cursor; ok is false when nothing was indexed yet.
 func (db *DB) Cursor(ctx context.Context) (c Cursor, ok bool, err error) {
-	return readCursor(ctx, db.DB, false)
+	return readCursor(ctx, db, false)
 }
 
 type getter interface {

@@ -129,6 +129,11 @@ func (db *DB) RevokeAPIKey(ctx context.Context, name string) error {
 // ActiveAPIKeys returns every unrevoked key by the SHA-256 of its plain
 // text, for an in-memory cache.
 func (db *DB) ActiveAPIKeys(ctx context.Context) (map[[32]byte]APIKey, error) {
+	release, err := hold(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load API keys: %w", err)
+	}
+	defer release()
 	rows, err := db.QueryxContext(ctx, `
 		SELECT key_hash, id, name, key_prefix, rate_limit_per_minute, created_at, revoked_at
 		FROM api_keys

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,16 +23,30 @@ import (
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// DB is a handle on the stakegraph database. It is safe for concurrent use.
+// DB is a handle on the stakegraph database: a pool of connections. It is
+// safe for concurrent use.
+//
+// The store's methods query through SelectContext, GetContext,
+// ExecContext and InTx, which take a connection only within the limit of
+// a context made by WithConnLimit; a method that reads rows itself takes
+// a permit with hold and keeps it until it has closed them.
 type DB struct {
 	*sqlx.DB
+	url string // for NewPool
 }
 
-// PoolConfig tunes the connection pool.
+// PoolConfig tunes the connection pool and the sessions of its
+// connections.
 type PoolConfig struct {
 	MaxOpenConns    int
 	MaxIdleConns    int
 	ConnMaxLifetime time.Duration
+	// StatementTimeout, when positive, is PostgreSQL's statement_timeout on
+	// every connection of the pool: a statement running longer is
+	// cancelled by the server, and fails with an error that wraps
+	// derrors.Timeout. Zero leaves the server's setting (by default no
+	// limit), as migrations, the indexer and bulk loads need.
+	StatementTimeout time.Duration
 }
 
 // DefaultPool is the pool used when Open is given no PoolConfig.
@@ -39,15 +54,22 @@ var DefaultPool = PoolConfig{MaxOpenConns: 16, MaxIdleConns: 16, ConnMaxLifetime
 
 // Open connects to the database at url and checks that it answers.
 func Open(ctx context.Context, url string, pool ...PoolConfig) (*DB, error) {
-	registerCountingDriver()
-	db, err := sqlx.Open(countingDriverName, url)
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
 	cfg := DefaultPool
 	if len(pool) > 0 {
 		cfg = pool[0]
 	}
+	var runtime map[string]string
+	if cfg.StatementTimeout > 0 {
+		// In milliseconds, PostgreSQL's unit for it; at least 1, since 0
+		// would turn the limit off.
+		ms := max(1, (cfg.StatementTimeout+time.Millisecond-1)/time.Millisecond)
+		runtime = map[string]string{"statement_timeout": strconv.FormatInt(int64(ms), 10)}
+	}
+	connector, err := newCountingConnector(url, runtime)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	db := sql.OpenDB(connector)
 	db.SetMaxOpenConns(cfg.MaxOpenConns)
 	db.SetMaxIdleConns(cfg.MaxIdleConns)
 	db.SetConnMaxLifetime(cfg.ConnMaxLifetime)
@@ -58,7 +80,18 @@ func Open(ctx context.Context, url string, pool ...PoolConfig) (*DB, error) {
 		return nil, fmt.Errorf("connect to database: %w", Classify(err))
 	}
 	// sqlx picks its bind style from the driver name; ours is PostgreSQL's.
-	return &DB{DB: sqlx.NewDb(db.DB, "postgres")}, nil
+	return &DB{DB: sqlx.NewDb(db, "postgres"), url: url}, nil
+}
+
+// NewPool opens another handle on the same database, with a pool of its
+// own configured by cfg: the API's connections with a statement timeout
+// beside the indexer's without one, say, or a connection reserved for
+// work that must not wait behind a busy pool. Close it when done.
+func (db *DB) NewPool(ctx context.Context, cfg PoolConfig) (*DB, error) {
+	if db.url == "" {
+		return nil, errors.New("store: NewPool needs a DB made by Open")
+	}
+	return Open(ctx, db.url, cfg)
 }
 
 // Migrations returns the embedded migration files (goose SQL files named
@@ -124,8 +157,15 @@ type Tx struct {
 }
 
 // InTx runs fn in one transaction, committing when fn returns nil and
-// rolling back otherwise.
+// rolling back otherwise. The transaction's connection counts against the
+// limit of ctx (WithConnLimit) until it ends, so fn must run its
+// statements through tx, not db.
 func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
+	release, err := hold(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer release()
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", Classify(err))
@@ -141,22 +181,32 @@ func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
 }
 
 // Classify wraps err with derrors.Unavailable when it says the database
-// cannot be reached, so that callers answer 503 instead of 500.
+// cannot be reached, so that callers answer 503 instead of 500, and with
+// derrors.Timeout when the work ran out of time: the context's deadline
+// passed, or PostgreSQL cancelled a statement (past statement_timeout, or
+// on the cancel request lib/pq sends when the context ends).
 func Classify(err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, derrors.Unavailable) {
+	if errors.Is(err, derrors.Unavailable) || errors.Is(err, derrors.Timeout) {
 		return err
 	}
 	var netErr net.Error
 	var pqErr *pq.Error
 	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		// Before the net.Error case: context.DeadlineExceeded is one.
+		return fmt.Errorf("%w: %w", derrors.Timeout, err)
 	case errors.As(err, &pqErr):
 		// Class 08: connection exception; 57P01..57P03: admin shutdown,
 		// crash shutdown, cannot connect now.
 		if pqErr.Code.Class() == "08" || pqErr.Code == "57P01" || pqErr.Code == "57P02" || pqErr.Code == "57P03" {
 			return fmt.Errorf("%w: %v", derrors.Unavailable, err)
+		}
+		// 57014: query_canceled.
+		if pqErr.Code == "57014" {
+			return fmt.Errorf("%w: %w", derrors.Timeout, err)
 		}
 		return err
 	case errors.As(err, &netErr), errors.Is(err, sql.ErrConnDone), errors.Is(err, driverBadConn):

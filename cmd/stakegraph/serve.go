@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"net/http"
 	"runtime/debug"
+	"strconv"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,37 +32,156 @@ var serveCommand = command{
 			"cache API responses in memory until the data version changes (env STAKEGRAPH_RESPONSE_CACHE)")
 		entities := fs.Bool("entity-cache", envOr(c.getenv, "STAKEGRAPH_ENTITY_CACHE", "true") == "true",
 			"keep the records of the small tables (AVS, operators, strategies, their shares and registrations) in memory until the data version changes (env STAKEGRAPH_ENTITY_CACHE)")
+		var limitErrs []error
+		requestTimeout := durationFlag(fs, c, &limitErrs, "request-timeout", "STAKEGRAPH_REQUEST_TIMEOUT", server.DefaultRequestTimeout,
+			"`duration` an API request may take; past it its database work is cancelled and it is answered 504 (code gateway_timeout); 0 means no limit (env STAKEGRAPH_REQUEST_TIMEOUT)")
+		statementTimeout := durationFlag(fs, c, &limitErrs, "statement-timeout", "STAKEGRAPH_STATEMENT_TIMEOUT", defaultStatementTimeout,
+			"PostgreSQL statement_timeout (a `duration`) of the API's database connections, not the indexer's; a statement past it fails the request with 504; 0 means none (env STAKEGRAPH_STATEMENT_TIMEOUT)")
+		connsPerRequest := intFlag(fs, c, &limitErrs, "db-conns-per-request", "STAKEGRAPH_DB_CONNS_PER_REQUEST", server.DefaultConnsPerRequest,
+			fmt.Sprintf("most database connections (of the API's %d) one request uses at once; 0 means no limit (env STAKEGRAPH_DB_CONNS_PER_REQUEST)", store.DefaultPool.MaxOpenConns))
 		index := registerIndexFlags(fs, c, false)
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usagef("unexpected arguments %q", args)
 			}
+			if err := errors.Join(limitErrs...); err != nil {
+				return usagef("%v", err)
+			}
+			switch {
+			case *requestTimeout < 0:
+				return usagef("--request-timeout must not be negative")
+			case *statementTimeout < 0:
+				return usagef("--statement-timeout must not be negative")
+			case *connsPerRequest < 0:
+				return usagef("--db-conns-per-request must not be negative")
+			}
 			if c.getenv("GOMEMLIMIT") == "" {
 				debug.SetMemoryLimit(serveMemoryLimit)
 			}
+			// This pool migrates the database and, with --index, is the
+			// indexer's: its statements may run long.
 			db, err := c.openDatabase(ctx)
 			if err != nil {
 				return err
 			}
 			// The local cluster, when used, lives as long as the server.
 			defer db.Close()
+			pools, err := openServePools(ctx, db.DB, *statementTimeout, *cache || *entities)
+			if err != nil {
+				return err
+			}
+			defer pools.Close()
 			registry := prometheus.NewRegistry()
 			stopIndexer, err := startIndexer(ctx, c, index, db.DB, registry)
 			if err != nil {
 				return err
 			}
 			defer stopIndexer()
+			if !index.enabled {
+				// Nothing uses the migrations' connections any more.
+				db.SetMaxIdleConns(0)
+			}
 			admin := *adminAddr
 			if admin == "off" {
 				admin = ""
 			}
 			srv := server.New(
-				server.Config{Addr: *addr, AdminAddr: admin, Logger: c.logger},
-				server.Deps{DB: db.DB, Registry: registry, Mounts: apiMounts(ctx, c, db, registry, cacheOptions{responses: *cache, entities: *entities})},
+				server.Config{
+					Addr: *addr, AdminAddr: admin, Logger: c.logger,
+					RequestTimeout:  orNegative(*requestTimeout),
+					ConnsPerRequest: orNegative(*connsPerRequest),
+				},
+				server.Deps{DB: pools.api, Registry: registry, Mounts: apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, entities: *entities})},
 			)
 			return srv.Run(ctx)
 		}
 	},
+}
+
+// defaultStatementTimeout is serve's --statement-timeout: half the
+// request deadline, so that a slow statement fails with the timeout error
+// while its request still has time to answer.
+const defaultStatementTimeout = 5 * time.Second
+
+// servePools are the database pools of the API, beside the pool that
+// migrates the database and runs the indexer.
+type servePools struct {
+	// api serves the requests; its connections carry the statement
+	// timeout.
+	api *store.DB
+	// versions is the data-version poller's one connection (nil without
+	// caches): with a connection of its own, the poll never waits behind
+	// requests that hold every connection of api, and a commit still
+	// reaches the caches within a second when the server is saturated.
+	versions *store.DB
+}
+
+// openServePools opens the pools of the API on the database of db, with
+// PostgreSQL's statement_timeout set to statementTimeout on every
+// connection (none when zero).
+func openServePools(ctx context.Context, db *store.DB, statementTimeout time.Duration, caches bool) (*servePools, error) {
+	cfg := store.DefaultPool
+	cfg.StatementTimeout = statementTimeout
+	api, err := db.NewPool(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("the API's database pool: %w", err)
+	}
+	p := &servePools{api: api}
+	if caches {
+		cfg.MaxOpenConns, cfg.MaxIdleConns = 1, 1
+		if p.versions, err = db.NewPool(ctx, cfg); err != nil {
+			api.Close()
+			return nil, fmt.Errorf("the data-version poller's database connection: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// Close closes the pools.
+func (p *servePools) Close() {
+	p.api.Close()
+	if p.versions != nil {
+		p.versions.Close()
+	}
+}
+
+// orNegative returns v, or -1 for zero: the flags' "no limit", which
+// server.Config spells as a negative value (its zero is the default).
+func orNegative[T int | time.Duration](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
+}
+
+// durationFlag defines a duration flag whose default the environment
+// variable env sets; a malformed value of it is added to errs, for the
+// command to report.
+func durationFlag(fs *flag.FlagSet, c *cli, errs *[]error, name, env string, fallback time.Duration, usage string) *time.Duration {
+	if v := c.getenv(env); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("%s=%q is not a duration such as 10s or 500ms", env, v))
+		} else {
+			fallback = d
+		}
+	}
+	return fs.Duration(name, fallback, usage)
+}
+
+// intFlag defines an integer flag whose default the environment variable
+// env sets; a malformed value of it is added to errs, for the command to
+// report.
+func intFlag(fs *flag.FlagSet, c *cli, errs *[]error, name, env string, fallback int, usage string) *int {
+	if v := c.getenv(env); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("%s=%q is not an integer", env, v))
+		} else {
+			fallback = n
+		}
+	}
+	return fs.Int(name, fallback, usage)
 }
 
 // serveMemoryLimit is serve's soft memory limit unless GOMEMLIMIT sets one:
@@ -86,13 +209,15 @@ type cacheOptions struct {
 // The server itself serves /healthz and /readyz.
 //
 // Both caches are keyed on the data version, which one poller (that of
-// package httpcache) reads every second until ctx ends. With
+// package httpcache) reads every second until ctx ends, through a
+// connection of its own (pools.versions). With
 // caches.responses set, responses are kept in memory until the data version
 // changes; the cache sits behind the API-key middleware, so every request
 // is authenticated and rate-limited first. With caches.entities set, the
 // GraphQL handler and the REST executor share one graph.EntityCache.
-func apiMounts(ctx context.Context, c *cli, db *database, registry *prometheus.Registry, caches cacheOptions) []func(chi.Router) {
-	auth := apikey.New(db.DB, apikey.Options{Logger: c.logger})
+func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometheus.Registry, caches cacheOptions) []func(chi.Router) {
+	db := pools.api
+	auth := apikey.New(db, apikey.Options{Logger: c.logger})
 	// SQL statements sent by this process, for statements-per-request
 	// figures (bench/).
 	registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -102,7 +227,7 @@ func apiMounts(ctx context.Context, c *cli, db *database, registry *prometheus.R
 	restAuth, gqlAuth := auth.Middleware, auth.Middleware
 	var opts graph.Options
 	if caches.responses || caches.entities {
-		cache := httpcache.New(db.DB, httpcache.Options{Logger: c.logger, Registerer: registry})
+		cache := httpcache.New(pools.versions, httpcache.Options{Logger: c.logger, Registerer: registry})
 		go cache.Run(ctx)
 		if caches.responses {
 			restAuth = func(h http.Handler) http.Handler { return auth.Middleware(cache.Middleware(h)) }
@@ -120,13 +245,13 @@ func apiMounts(ctx context.Context, c *cli, db *database, registry *prometheus.R
 	// browser can open it; its queries need one.
 	gqlOpts := opts
 	gqlOpts.Logger, gqlOpts.Authenticate = c.logger, gqlAuth
-	gql := graph.NewHandler(db.DB, gqlOpts)
+	gql := graph.NewHandler(db, gqlOpts)
 	// The REST API runs each route's operation through the same schema, and
 	// shares the key cache and rate limits with /graphql.
 	restOpts := opts
 	restOpts.Logger = c.logger
 	api := rest.NewHandler(rest.Config{
-		Executor:     graph.NewExecutor(db.DB, restOpts),
+		Executor:     graph.NewExecutor(db, restOpts),
 		Authenticate: restAuth,
 		Version:      version.Version,
 	})

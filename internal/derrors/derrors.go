@@ -5,6 +5,7 @@
 package derrors
 
 import (
+	"context"
 	"errors"
 	"net/http"
 )
@@ -25,6 +26,11 @@ var (
 	InvalidArgument = errors.New("invalid argument")
 	// RateLimited: the client exceeded its rate limit (429, rate_limit_exceeded).
 	RateLimited = errors.New("rate limit exceeded")
+	// Timeout: the request ran out of time, because it passed its deadline
+	// or one of its database statements passed the statement timeout, and
+	// its work was stopped (504, gateway_timeout). A bare
+	// context.DeadlineExceeded is answered the same way.
+	Timeout = errors.New("timeout")
 	// Unavailable: a dependency (the database) is down (503). The body keeps
 	// the specification's internal_server_error code, as the contract has no
 	// other code for it; the status and message tell the two apart.
@@ -53,6 +59,8 @@ func Status(err error) (int, string) {
 		return http.StatusTooManyRequests, "rate_limit_exceeded"
 	case errors.Is(err, Unavailable):
 		return http.StatusServiceUnavailable, "internal_server_error"
+	case errors.Is(err, Timeout), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusGatewayTimeout, "gateway_timeout"
 	default:
 		return http.StatusInternalServerError, "internal_server_error"
 	}

@@ -10,8 +10,9 @@
 //	return fmt.Errorf("%w: no operator %s", derrors.NotFound, addr)
 //
 // Callers may add context by wrapping that error further ("get operator:
-// ..."); the context is logged, not shown. Internal errors (500) and
-// unavailable dependencies (503) show a generic message and are logged.
+// ..."); the context is logged, not shown. Internal errors (500),
+// unavailable dependencies (503) and requests that ran out of time (504)
+// show a generic message and are logged.
 package respond
 
 import (
@@ -39,6 +40,9 @@ type ErrorDetail struct {
 const (
 	internalMessage    = "internal server error"
 	unavailableMessage = "service unavailable, try again later"
+	// TimeoutMessage is the message of a request that ran out of time; the
+	// GraphQL error presenter shows it too.
+	TimeoutMessage = "the request took longer than the server allows and was stopped; try again later, or ask for less"
 )
 
 // JSON writes v as the JSON body of a response with the given status. A
@@ -67,6 +71,8 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
 	case status == http.StatusServiceUnavailable:
 		slog.WarnContext(r.Context(), "request failed: dependency unavailable", "error", err, "method", r.Method, "path", r.URL.Path)
+	case status == http.StatusGatewayTimeout:
+		slog.WarnContext(r.Context(), "request failed: out of time", "error", err, "method", r.Method, "path", r.URL.Path)
 	case status >= 500:
 		slog.ErrorContext(r.Context(), "request failed", "error", err, "method", r.Method, "path", r.URL.Path)
 	}
@@ -83,6 +89,8 @@ func Describe(err error) (int, ErrorDetail) {
 		return http.StatusInternalServerError, ErrorDetail{Code: "internal_server_error", Message: internalMessage}
 	case status == http.StatusServiceUnavailable:
 		return status, ErrorDetail{Code: code, Message: unavailableMessage}
+	case status == http.StatusGatewayTimeout:
+		return status, ErrorDetail{Code: code, Message: TimeoutMessage}
 	case status >= 500:
 		return status, ErrorDetail{Code: code, Message: internalMessage}
 	}

@@ -90,6 +90,7 @@ func TestError(t *testing.T) {
 		{"unauthorized", fmt.Errorf("%w: missing X-API-Token header", derrors.Unauthorized), 401, "unauthorized", "unauthorized: missing X-API-Token header", false, ""},
 		{"internal", fmt.Errorf("query operators: %w", errors.New("pq: relation secret_table does not exist")), 500, "internal_server_error", "internal server error", true, "secret_table"},
 		{"unavailable", fmt.Errorf("%w: dial tcp 10.0.0.5:5432: connection refused", derrors.Unavailable), 503, "internal_server_error", "service unavailable, try again later", true, "10.0.0.5"},
+		{"timeout", fmt.Errorf("read avs: %w", fmt.Errorf("%w: pq: canceling statement due to statement timeout", derrors.Timeout)), 504, "gateway_timeout", TimeoutMessage, true, "canceling statement"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := captureLog(t)

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// A request of the API may run many queries at once: gqlgen resolves the
+// fields of a query concurrently, and each dataloader batch is a query. So
+// that one request cannot take every connection of the pool, the server
+// gives each request a context made by WithConnLimit, and the store's
+// query methods (SelectContext, GetContext, ExecContext, InTx and the few
+// methods that read rows themselves) hold one of its permits for as long
+// as they use a connection. Work whose context has no limit (the indexer,
+// migrations, bulk loads) is not limited.
+
+type connLimitKey struct{}
+
+// WithConnLimit returns a copy of ctx under which the store's methods use
+// at most n connections of a pool at once; a query beyond them waits for
+// one to be released, or for ctx to end (an error that wraps
+// derrors.Timeout when its deadline passed). n < 1 returns ctx unchanged.
+// The limit is shared by every goroutine that uses the returned context or
+// one derived from it.
+func WithConnLimit(ctx context.Context, n int) context.Context {
+	if n < 1 {
+		return ctx
+	}
+	return context.WithValue(ctx, connLimitKey{}, semaphore.NewWeighted(int64(n)))
+}
+
+// hold takes one connection permit of ctx's limit, waiting for one if
+// needed, and returns the function that gives it back. Without a limit it
+// returns at once.
+func hold(ctx context.Context) (release func(), err error) {
+	sem, _ := ctx.Value(connLimitKey{}).(*semaphore.Weighted)
+	if sem == nil {
+		return func() {}, nil
+	}
+	if err := sem.Acquire(ctx, 1); err != nil {
+		return nil, fmt.Errorf("wait for a database connection: %w", Classify(err))
+	}
+	return func() { sem.Release(1) }, nil
+}
+
+// SelectContext runs query and scans its rows into dest (a pointer to a
+// slice), as sqlx does, within ctx's connection limit.
+func (db *DB) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+	release, err := hold(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return db.DB.SelectContext(ctx, dest, query, args...)
+}
+
+// GetContext runs query and scans its one row into dest, as sqlx does,
+// within ctx's connection limit.
+func (db *DB) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+	release, err := hold(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return db.DB.GetContext(ctx, dest, query, args...)
+}
+
+// ExecContext runs a statement that returns no rows, within ctx's
+// connection limit.
+func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	release, err := hold(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return db.DB.ExecContext(ctx, query, args...)
+}
