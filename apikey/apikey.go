@@ -2,11 +2,26 @@
 // limits each key's request rate.
 //
 // Keys are looked up by their SHA-256 hash in an in-memory copy of the
-// store's active keys. The copy is reloaded when it is older than the
-// refresh interval, and also when an unknown key arrives, but then at most
-// once per miss interval, so that a key created a moment ago works at once
-// while random keys cannot make every request query the database. The key
-// itself is never logged or kept: only its hash is compared.
+// store's active keys, which is kept current by checks against the store's
+// keys version (store.DB.APIKeysVersion), a counter that every change to
+// the keys increments in the changing transaction. A check reads the
+// version and reloads the keys only when it changed (or when the copy is
+// older than the refresh interval). A request finds the copy checked
+// within the last check interval (DefaultCheckInterval, 1 s) or waits for
+// a check; busy servers start the check in the background half an interval
+// early, so that requests rarely wait. Hence a revoked key is refused, and a
+// new key accepted, by every request that arrives more than one check
+// interval after the change was committed.
+//
+// An unknown key causes a check too, at most once per miss interval
+// (DefaultMissInterval), so that a key created a moment ago works at once
+// while random keys cannot make every request query the database. A token
+// that does not have the form of a key is refused without a check. While
+// the database cannot be reached, the keys last loaded keep working, without
+// waiting for checks, and a check is tried at most once per check interval.
+//
+// The key itself is never logged or kept: only its hash is compared, and
+// messages about a well-formed key name it by its display prefix.
 package apikey
 
 import (
@@ -28,10 +43,32 @@ import (
 // names without regard to case.
 const Header = "X-API-Token"
 
+// Default timings of an Authenticator.
+const (
+	// DefaultCheckInterval is the longest time between two checks of the
+	// key cache against the store's keys version, and so the revocation
+	// delay: a key revoked (or created) more than this long before a
+	// request arrives is refused (or accepted), as long as the database
+	// answers.
+	DefaultCheckInterval = time.Second
+	// DefaultMissInterval is the least time between two checks caused by
+	// unknown keys.
+	DefaultMissInterval = 250 * time.Millisecond
+	// DefaultRefreshInterval is the age after which the keys are reloaded
+	// even though the keys version has not changed.
+	DefaultRefreshInterval = time.Minute
+)
+
+// checkTimeout bounds one check: reading the keys version and, when it
+// changed, reloading the keys.
+const checkTimeout = 5 * time.Second
+
 // Source loads the active (not revoked) API keys, keyed by the SHA-256 hash
-// of the key. *store.DB is a Source.
+// of the key, and the keys version that every change to the keys
+// increments. *store.DB is a Source.
 type Source interface {
 	ActiveAPIKeys(ctx context.Context) (map[[32]byte]store.APIKey, error)
+	APIKeysVersion(ctx context.Context) (int64, error)
 }
 
 // Options tune an Authenticator. Zero values select the defaults.
@@ -39,15 +76,20 @@ type Options struct {
 	// DefaultRateLimit is the number of requests per minute allowed to a
 	// key that has no limit of its own. Default 100.
 	DefaultRateLimit int
-	// RefreshInterval is the age after which the key cache is reloaded.
-	// Default 30 s.
-	RefreshInterval time.Duration
-	// MissInterval is the least time between two reloads caused by unknown
-	// keys. Default 2 s.
+	// CheckInterval is the longest time a request relies on the key cache
+	// without a check of the keys version: the revocation delay. Default
+	// DefaultCheckInterval.
+	CheckInterval time.Duration
+	// MissInterval is the least time between two checks caused by unknown
+	// keys. Default DefaultMissInterval.
 	MissInterval time.Duration
+	// RefreshInterval is the age after which a check reloads the keys even
+	// though the keys version has not changed. Default
+	// DefaultRefreshInterval.
+	RefreshInterval time.Duration
 	// Now returns the current time; tests set it. Default time.Now.
 	Now func() time.Time
-	// Logger receives reload failures. Default slog.Default().
+	// Logger receives check failures. Default slog.Default().
 	Logger *slog.Logger
 }
 
@@ -58,12 +100,15 @@ type Authenticator struct {
 	opts    Options
 	limiter *limiter
 
-	mu       sync.Mutex
-	keys     map[[32]byte]store.APIKey // nil until the first successful load
-	loadedAt time.Time                 // when keys was loaded
-	tried    time.Time                 // when the last load started
-	loading  chan struct{}             // non-nil while a load runs; closed when it ends
-	loadErr  error                     // the outcome of the last load
+	mu        sync.Mutex
+	keys      map[[32]byte]store.APIKey // nil until the first successful load
+	version   int64                     // the keys version read before keys was loaded
+	loadedAt  time.Time                 // when the check that loaded keys started
+	checkedAt time.Time                 // when the last successful check started
+	tried     time.Time                 // when the last check started
+	checkErr  error                     // the outcome of the last finished check
+	checking  chan struct{}             // non-nil while a check runs; closed when it ends
+	missAt    time.Time                 // when an unknown key last caused a check
 }
 
 // New returns an Authenticator reading keys from src.
@@ -71,11 +116,14 @@ func New(src Source, opts Options) *Authenticator {
 	if opts.DefaultRateLimit <= 0 {
 		opts.DefaultRateLimit = 100
 	}
-	if opts.RefreshInterval <= 0 {
-		opts.RefreshInterval = 30 * time.Second
+	if opts.CheckInterval <= 0 {
+		opts.CheckInterval = DefaultCheckInterval
 	}
 	if opts.MissInterval <= 0 {
-		opts.MissInterval = 2 * time.Second
+		opts.MissInterval = DefaultMissInterval
+	}
+	if opts.RefreshInterval <= 0 {
+		opts.RefreshInterval = DefaultRefreshInterval
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -136,89 +184,151 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// Authenticate returns the active key whose value is token. An unknown or
-// revoked key is a derrors.Unauthorized error; when the keys cannot be
-// loaded at all, the error is the store's (derrors.Unavailable when the
-// database is down).
+// Authenticate returns the active key whose value is token. A malformed,
+// unknown or revoked key is a derrors.Unauthorized error; when the keys
+// cannot be loaded at all, the error is the store's (derrors.Unavailable
+// when the database is down).
 func (a *Authenticator) Authenticate(ctx context.Context, token string) (store.APIKey, error) {
+	if !store.WellFormedAPIKey(token) {
+		return store.APIKey{}, fmt.Errorf("%w: the %s header %s is not an API key: expected sg_ followed by 40 lowercase hexadecimal digits",
+			derrors.Unauthorized, Header, respond.QuoteInput(token))
+	}
 	hash := store.HashAPIKey(token)
 	now := a.opts.Now()
+	interval := a.opts.CheckInterval
+	// A check that started half an interval ago or later is recent enough
+	// to rely on, so concurrent requests share one.
+	recent := now.Add(-interval / 2)
 
 	a.mu.Lock()
-	stale := a.keys == nil || now.Sub(a.loadedAt) >= a.opts.RefreshInterval
-	// After a failed load, wait a miss interval before trying again.
-	stale = stale && (a.tried.IsZero() || now.Sub(a.tried) >= a.opts.MissInterval || a.loadErr == nil)
-	// Requests that find the cache being reloaded use the current keys
-	// rather than wait, unless there are none yet.
-	wait := a.keys == nil
+	age := now.Sub(a.checkedAt)
+	due := (a.keys == nil || age >= interval) && !a.failedRecently(now)
+	ahead := !due && age >= interval/2 && !a.failedRecently(now)
+	// While checks fail, requests use the keys last loaded rather than
+	// wait for another check that may hang on an unreachable database.
+	wait := due && (a.keys == nil || a.checkErr == nil)
 	a.mu.Unlock()
-	if stale {
-		a.load(ctx, wait)
+	if due || ahead {
+		a.check(ctx, recent, wait)
 	}
 
 	a.mu.Lock()
+	loaded, loadErr := a.keys != nil, a.checkErr
 	key, found := a.keys[hash]
-	loaded := a.keys != nil
-	missReload := !found && loaded && now.Sub(a.tried) >= a.opts.MissInterval
-	loadErr := a.loadErr
+	miss := !found && loaded && now.Sub(a.missAt) >= a.opts.MissInterval && !a.failedRecently(now)
+	if miss {
+		a.missAt = now
+	}
 	a.mu.Unlock()
 	if !loaded {
-		return store.APIKey{}, fmt.Errorf("load API keys: %w", loadErr)
+		if loadErr == nil {
+			// The request ended while waiting for the first load.
+			loadErr = fmt.Errorf("load API keys: %w: %w", derrors.Unavailable, context.Cause(ctx))
+			if ctx.Err() == nil {
+				loadErr = fmt.Errorf("load API keys: %w", derrors.Unavailable)
+			}
+		}
+		return store.APIKey{}, loadErr
 	}
-	if missReload {
-		a.load(ctx, true)
+	if miss {
+		// Only a check that started after this request arrived can know a
+		// key created a moment before.
+		a.check(ctx, now, true)
 		a.mu.Lock()
 		key, found = a.keys[hash]
 		a.mu.Unlock()
 	}
 	if !found {
-		return store.APIKey{}, fmt.Errorf("%w: the API key is not valid", derrors.Unauthorized)
+		return store.APIKey{}, fmt.Errorf("%w: the API key %s… is unknown or revoked", derrors.Unauthorized, store.APIKeyPrefix(token))
 	}
 	return key, nil
 }
 
-// load reloads the key cache. When a reload is already under way, load
-// waits for it if wait is set and otherwise returns at once. A failed reload
-// keeps the previous keys.
-func (a *Authenticator) load(ctx context.Context, wait bool) {
-	a.mu.Lock()
-	if done := a.loading; done != nil {
-		a.mu.Unlock()
-		if !wait {
+// failedRecently reports whether the last check failed less than a check
+// interval before now; until then no other is tried. a.mu is held.
+func (a *Authenticator) failedRecently(now time.Time) bool {
+	return a.checkErr != nil && now.Sub(a.tried) < a.opts.CheckInterval
+}
+
+// check makes sure that a check which started no earlier than since has
+// ended, starting one when none has. With wait unset it starts the check,
+// if needed, in the background and returns at once; with wait set it
+// returns when the check has ended or ctx is done.
+func (a *Authenticator) check(ctx context.Context, since time.Time, wait bool) {
+	for {
+		a.mu.Lock()
+		if done := a.checking; done != nil {
+			started := a.tried
+			a.mu.Unlock()
+			if !wait {
+				return
+			}
+			select {
+			case <-done:
+			case <-ctx.Done():
+				return
+			}
+			if !started.Before(since) {
+				return
+			}
+			continue
+		}
+		if !a.tried.Before(since) {
+			a.mu.Unlock()
 			return
 		}
-		select {
-		case <-done:
-		case <-ctx.Done():
+		done := make(chan struct{})
+		a.checking = done
+		a.tried = a.opts.Now()
+		start := a.tried
+		a.mu.Unlock()
+		// The check outlives a cancelled request so that waiting requests
+		// still get its result.
+		ctx := context.WithoutCancel(ctx)
+		if !wait {
+			go a.run(ctx, start, done)
+			return
 		}
+		a.run(ctx, start, done)
 		return
 	}
-	done := make(chan struct{})
-	a.loading = done
-	a.tried = a.opts.Now()
-	a.mu.Unlock()
+}
 
-	// The load outlives a cancelled request so that waiting requests still
-	// get its result.
-	loadCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	keys, err := a.src.ActiveAPIKeys(loadCtx)
-	cancel()
+// run is one check, started at start: it reads the keys version and, when
+// the version changed or the keys are older than the refresh interval,
+// reloads the keys. A failed check keeps the previous keys.
+func (a *Authenticator) run(ctx context.Context, start time.Time, done chan struct{}) {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	// The version is read before the keys, so keys loaded after reading
+	// version v are at least as new as v, and a later change shows as a
+	// new version.
+	version, err := a.src.APIKeysVersion(ctx)
+	a.mu.Lock()
+	reload := err == nil && (a.keys == nil || version != a.version || start.Sub(a.loadedAt) >= a.opts.RefreshInterval)
+	a.mu.Unlock()
+	var keys map[[32]byte]store.APIKey
+	if reload {
+		keys, err = a.src.ActiveAPIKeys(ctx)
+	}
+	if err != nil {
+		a.opts.Logger.WarnContext(ctx, "check API keys", "error", err)
+	}
 
 	a.mu.Lock()
-	a.loadErr = err
+	a.checkErr = err
 	if err == nil {
-		a.keys = keys
-		if a.keys == nil {
-			a.keys = map[[32]byte]store.APIKey{}
+		a.checkedAt = start
+		if reload {
+			if keys == nil {
+				keys = map[[32]byte]store.APIKey{}
+			}
+			a.keys, a.version, a.loadedAt = keys, version, start
 		}
-		a.loadedAt = a.opts.Now()
 	}
-	a.loading = nil
+	a.checking = nil
 	a.mu.Unlock()
 	close(done)
-	if err != nil {
-		a.opts.Logger.WarnContext(ctx, "reload API keys", "error", err)
-	}
 }
 
 func ceilSeconds(d time.Duration) int {

@@ -40,11 +40,14 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// countingSource counts loads and can be made to fail.
+// countingSource counts loads and version checks, can be made to fail, and
+// can hold version checks until a channel is closed.
 type countingSource struct {
 	Source
-	loads atomic.Int64
-	fail  atomic.Bool
+	loads  atomic.Int64
+	checks atomic.Int64
+	fail   atomic.Bool
+	hold   atomic.Pointer[chan struct{}]
 }
 
 func (s *countingSource) ActiveAPIKeys(ctx context.Context) (map[[32]byte]store.APIKey, error) {
@@ -53,6 +56,17 @@ func (s *countingSource) ActiveAPIKeys(ctx context.Context) (map[[32]byte]store.
 		return nil, fmt.Errorf("load API keys: %w: connection refused", derrors.Unavailable)
 	}
 	return s.Source.ActiveAPIKeys(ctx)
+}
+
+func (s *countingSource) APIKeysVersion(ctx context.Context) (int64, error) {
+	s.checks.Add(1)
+	if hold := s.hold.Load(); hold != nil {
+		<-*hold
+	}
+	if s.fail.Load() {
+		return 0, fmt.Errorf("read API keys version: %w: connection refused", derrors.Unavailable)
+	}
+	return s.Source.APIKeysVersion(ctx)
 }
 
 // echoIdentity answers 200 with the name of the key in the context.
@@ -121,6 +135,9 @@ func wantError(t *testing.T, w *httptest.ResponseRecorder, status int, code stri
 	}
 }
 
+// wellFormed returns a well-formed key that no one was given.
+func wellFormed(i int) string { return fmt.Sprintf("sg_%040x", i) }
+
 func TestAuthenticates(t *testing.T) {
 	f := newFixture(t, Options{})
 	key := f.createKey(t, "dev", nil)
@@ -134,51 +151,196 @@ func TestAuthenticates(t *testing.T) {
 			t.Errorf("X-RateLimit-Limit = %q, want the default 100", w.Header().Get("X-RateLimit-Limit"))
 		}
 	}
-	if n := f.src.loads.Load(); n != 1 {
-		t.Errorf("%d key loads for three requests, want 1 (cached)", n)
+	if n, c := f.src.loads.Load(), f.src.checks.Load(); n != 1 || c != 1 {
+		t.Errorf("%d key loads and %d version checks for three requests, want 1 and 1 (cached)", n, c)
 	}
 
 	wantError(t, f.get("", ""), http.StatusUnauthorized, "unauthorized")
 	wantError(t, f.get("X-API-Token", key+"0"), http.StatusUnauthorized, "unauthorized")
 	wantError(t, f.get("X-API-Token", strings.ToUpper(key)), http.StatusUnauthorized, "unauthorized")
+	wantError(t, f.get("X-API-Token", wellFormed(1)), http.StatusUnauthorized, "unauthorized")
 }
 
-func TestNewKeyWorksAfterMissInterval(t *testing.T) {
-	f := newFixture(t, Options{MissInterval: 2 * time.Second})
-	wantError(t, f.get("X-API-Token", "sg_unknown"), http.StatusUnauthorized, "unauthorized")
-	loads := f.src.loads.Load()
+// errorMessage returns the message of an error response.
+func errorMessage(t *testing.T, w *httptest.ResponseRecorder) string {
+	t.Helper()
+	var body struct{ Error struct{ Message string } }
+	if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil {
+		t.Fatalf("body %q: %v", w.Body, err)
+	}
+	return body.Error.Message
+}
+
+// TestErrorMessages checks that a malformed token is quoted as sent (up to
+// 100 bytes) and that a well-formed but unknown key is named by its display
+// prefix only.
+func TestErrorMessages(t *testing.T) {
+	f := newFixture(t, Options{})
+	key := f.createKey(t, "dev", nil)
+	long := "sg_" + strings.Repeat("Z", 997)
+	for _, tc := range []struct {
+		token string
+		want  []string
+		not   []string
+	}{
+		{"abc", []string{`X-API-Token header "abc" is not an API key`, "sg_ followed by 40"}, nil},
+		{strings.ToUpper(key), []string{`"` + strings.ToUpper(key) + `"`}, nil},
+		{key + "0", []string{`"` + key + `0"`}, nil},
+		{"Bearer \x00é\xff", []string{`"Bearer \x00é\xff"`}, nil},
+		{long, []string{`"` + long[:100] + `"… (1000 bytes)`}, []string{long[:101]}},
+		{wellFormed(7), []string{"sg_00000000… is unknown or revoked"}, []string{wellFormed(7)}},
+	} {
+		msg := errorMessage(t, f.get("X-API-Token", tc.token))
+		for _, w := range tc.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("token %.20q: message %q lacks %q", tc.token, msg, w)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(msg, n) {
+				t.Errorf("token %.20q: message %q contains %.20q", tc.token, msg, n)
+			}
+		}
+	}
+	// The unknown well-formed key caused the first load, which its miss
+	// shares; malformed keys need none.
+	if n := f.src.checks.Load(); n != 1 {
+		t.Errorf("%d version checks, want 1", n)
+	}
+}
+
+// TestNewKeyWorksAtOnce checks that an unknown key causes a check of the
+// keys version, at most once per miss interval, and that a key created
+// since is then accepted.
+func TestNewKeyWorksAtOnce(t *testing.T) {
+	f := newFixture(t, Options{MissInterval: 250 * time.Millisecond, CheckInterval: time.Second})
+	wantError(t, f.get("X-API-Token", wellFormed(1)), http.StatusUnauthorized, "unauthorized")
+	loads, checks := f.src.loads.Load(), f.src.checks.Load()
 
 	key := f.createKey(t, "fresh", nil)
-	// Within the miss interval, unknown keys cause no reload, so the new key
-	// is not known yet and random keys cannot hammer the database.
-	for i := 0; i < 20; i++ {
-		wantError(t, f.get("X-API-Token", fmt.Sprintf("sg_random%d", i)), http.StatusUnauthorized, "unauthorized")
+	f.clock.Advance(250 * time.Millisecond)
+	if w := f.get("X-API-Token", key); w.Code != http.StatusOK {
+		t.Fatalf("new key: %d %s", w.Code, w.Body)
 	}
-	wantError(t, f.get("X-API-Token", key), http.StatusUnauthorized, "unauthorized")
-	if n := f.src.loads.Load(); n != loads {
-		t.Errorf("%d reloads within the miss interval, want 0", n-loads)
+	if n, c := f.src.loads.Load()-loads, f.src.checks.Load()-checks; n != 1 || c != 1 {
+		t.Errorf("the new key caused %d loads and %d checks, want 1 and 1", n, c)
 	}
 
-	f.clock.Advance(2 * time.Second)
-	if w := f.get("X-API-Token", key); w.Code != http.StatusOK {
-		t.Fatalf("new key after the miss interval: %d %s", w.Code, w.Body)
+	// Within the miss interval, unknown keys cause no check, so random keys
+	// cannot hammer the database, and a key created meanwhile is not known
+	// yet.
+	loads, checks = f.src.loads.Load(), f.src.checks.Load()
+	second := f.createKey(t, "second", nil)
+	for i := range 20 {
+		wantError(t, f.get("X-API-Token", wellFormed(100+i)), http.StatusUnauthorized, "unauthorized")
 	}
-	if n := f.src.loads.Load(); n != loads+1 {
-		t.Errorf("%d reloads, want 1", n-loads)
+	wantError(t, f.get("X-API-Token", second), http.StatusUnauthorized, "unauthorized")
+	if n, c := f.src.loads.Load()-loads, f.src.checks.Load()-checks; n != 0 || c != 0 {
+		t.Errorf("%d loads and %d checks within the miss interval, want none", n, c)
+	}
+	f.clock.Advance(250 * time.Millisecond)
+	if w := f.get("X-API-Token", second); w.Code != http.StatusOK {
+		t.Fatalf("second new key after the miss interval: %d %s", w.Code, w.Body)
 	}
 }
 
-func TestRevokedKeyStopsWorking(t *testing.T) {
-	f := newFixture(t, Options{RefreshInterval: 30 * time.Second})
+// TestRevokedKeyStopsWithinCheckInterval checks that a revocation is seen
+// by the first request one check interval later, and that checks reload
+// the keys only when the keys version changed.
+func TestRevokedKeyStopsWithinCheckInterval(t *testing.T) {
+	f := newFixture(t, Options{CheckInterval: time.Second, RefreshInterval: time.Hour})
 	key := f.createKey(t, "soon-revoked", nil)
+	other := f.createKey(t, "stays", nil)
 	if w := f.get("X-API-Token", key); w.Code != http.StatusOK {
 		t.Fatalf("before revocation: %d", w.Code)
 	}
+	// Checks without a change read the version only.
+	for range 3 {
+		f.clock.Advance(time.Second)
+		if w := f.get("X-API-Token", key); w.Code != http.StatusOK {
+			t.Fatalf("before revocation: %d", w.Code)
+		}
+	}
+	if n, c := f.src.loads.Load(), f.src.checks.Load(); n != 1 || c != 4 {
+		t.Errorf("%d loads and %d checks, want 1 load and 4 checks", n, c)
+	}
+
 	if err := f.db.RevokeAPIKey(context.Background(), "soon-revoked"); err != nil {
 		t.Fatal(err)
 	}
-	f.clock.Advance(30 * time.Second)
-	wantError(t, f.get("X-API-Token", key), http.StatusUnauthorized, "unauthorized")
+	// Within the check interval the cached keys answer.
+	if w := f.get("X-API-Token", key); w.Code != http.StatusOK {
+		t.Errorf("right after revocation, within the check interval: %d", w.Code)
+	}
+	f.clock.Advance(time.Second)
+	w := f.get("X-API-Token", key)
+	wantError(t, w, http.StatusUnauthorized, "unauthorized")
+	if msg := errorMessage(t, w); !strings.Contains(msg, key[:11]+"… is unknown or revoked") || strings.Contains(msg, key) {
+		t.Errorf("message %q: want the key's prefix only", msg)
+	}
+	if w := f.get("X-API-Token", other); w.Code != http.StatusOK {
+		t.Errorf("another key after the revocation: %d", w.Code)
+	}
+	if n := f.src.loads.Load(); n != 2 {
+		t.Errorf("%d loads, want 2: the first and the one after the revocation", n)
+	}
+}
+
+// TestCheckAhead checks that a request made between half a check interval
+// and a whole one starts a check in the background and does not wait for
+// it, while a request made a whole interval after the last check does.
+func TestCheckAhead(t *testing.T) {
+	f := newFixture(t, Options{CheckInterval: time.Second})
+	key := f.createKey(t, "busy", nil)
+	if w := f.get("X-API-Token", key); w.Code != http.StatusOK {
+		t.Fatalf("first request: %d", w.Code)
+	}
+	hold := make(chan struct{})
+	f.src.hold.Store(&hold)
+	f.clock.Advance(600 * time.Millisecond)
+	for range 3 {
+		if w := f.get("X-API-Token", key); w.Code != http.StatusOK {
+			t.Fatalf("request while a check runs: %d", w.Code)
+		}
+	}
+	waitFor(t, "the background check to start", func() bool { return f.src.checks.Load() == 2 })
+
+	// A request a whole interval after the last successful check waits
+	// for the check under way.
+	f.clock.Advance(500 * time.Millisecond)
+	answered := make(chan int, 1)
+	go func() { answered <- f.get("X-API-Token", key).Code }()
+	// Give the request time to finish if it wrongly did not wait; a slow
+	// machine can only make this miss the mistake, never fail.
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case code := <-answered:
+		t.Fatalf("the request did not wait for the check: %d", code)
+	default:
+	}
+	close(hold)
+	select {
+	case code := <-answered:
+		if code != http.StatusOK {
+			t.Errorf("after the check: %d", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the request never finished")
+	}
+	if n := f.src.checks.Load(); n != 2 {
+		t.Errorf("%d checks, want 2: the waiting request shares the background one", n)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// deadline.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
 }
 
 func TestRateLimit(t *testing.T) {
@@ -229,7 +391,7 @@ func TestDefaultRateLimit(t *testing.T) {
 
 func TestDatabaseDown(t *testing.T) {
 	var logs bytes.Buffer
-	f := newFixture(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), MissInterval: time.Second})
+	f := newFixture(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), CheckInterval: time.Second})
 	key := f.createKey(t, "dev", nil)
 
 	// No keys loaded yet and the database is down: 503, not 401.
@@ -246,18 +408,38 @@ func TestDatabaseDown(t *testing.T) {
 		t.Fatalf("after recovery: %d %s", w.Code, w.Body)
 	}
 
-	// Down again, past the refresh interval: cached keys keep working, and
-	// failed reloads are not retried more than once per miss interval.
+	// Down again, past the check interval: cached keys keep working, and
+	// failed checks are not retried more than once per check interval, not
+	// even for unknown keys.
 	f.src.fail.Store(true)
 	f.clock.Advance(time.Minute)
-	loads := f.src.loads.Load()
+	checks := f.src.checks.Load()
 	for i := 0; i < 10; i++ {
 		if w := f.get("X-API-Token", key); w.Code != http.StatusOK {
 			t.Fatalf("cached key while the database is down: %d", w.Code)
 		}
+		wantError(t, f.get("X-API-Token", wellFormed(i)), http.StatusUnauthorized, "unauthorized")
 	}
-	if n := f.src.loads.Load() - loads; n != 1 {
-		t.Errorf("%d reload attempts while down, want 1", n)
+	if n := f.src.checks.Load() - checks; n != 1 {
+		t.Errorf("%d check attempts while down, want 1", n)
+	}
+	// A check interval later, the next check runs in the background: the
+	// request does not wait for it, though it hangs.
+	hold := make(chan struct{})
+	f.src.hold.Store(&hold)
+	f.clock.Advance(time.Second)
+	if w := f.get("X-API-Token", key); w.Code != http.StatusOK {
+		t.Fatalf("cached key while a check hangs: %d", w.Code)
+	}
+	waitFor(t, "the second check attempt", func() bool { return f.src.checks.Load()-checks == 2 })
+	close(hold)
+	waitFor(t, "the check to end", func() bool {
+		f.auth.mu.Lock()
+		defer f.auth.mu.Unlock()
+		return f.auth.checking == nil
+	})
+	if strings.Contains(logs.String(), key) {
+		t.Errorf("the key was logged: %s", logs.String())
 	}
 }
 
@@ -287,7 +469,7 @@ func TestConcurrentRequests(t *testing.T) {
 	if ok.Load() != 50 {
 		t.Errorf("%d of 50 concurrent requests succeeded", ok.Load())
 	}
-	if n := f.src.loads.Load(); n != 1 {
-		t.Errorf("%d loads for concurrent first requests, want 1", n)
+	if n, c := f.src.loads.Load(), f.src.checks.Load(); n != 1 || c != 1 {
+		t.Errorf("%d loads and %d checks for concurrent first requests, want 1 and 1", n, c)
 	}
 }

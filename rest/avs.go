@@ -96,7 +96,7 @@ func (h *handlers) avsOperators(w http.ResponseWriter, r *http.Request) {
 		respond.Error(w, r, err)
 		return
 	}
-	h.serve(w, r, avsOperatorsOp, vs, "no AVS has the address "+addr, "avs", "result")
+	h.serve(w, r, avsOperatorsOp, vs, "no AVS has the address "+chi.URLParam(r, "address"), "avs", "result")
 }
 
 // rewardsPageSize is how many rewards submissions one run of the rewards
@@ -117,7 +117,7 @@ func (h *handlers) avsRewards(w http.ResponseWriter, r *http.Request) {
 		vs := vars{"address": addr, "skip": len(submissions), "take": rewardsPageSize}
 		raw, err := h.result(r.Context(), avsRewardsOp, vs, "avs", "result")
 		if err != nil {
-			respond.Error(w, r, notFoundError(err, "no AVS has the address "+addr))
+			respond.Error(w, r, notFoundError(err, "no AVS has the address "+chi.URLParam(r, "address")))
 			return
 		}
 		rewards = nil

@@ -58,7 +58,7 @@ func (h *handlers) strategyTVL(w http.ResponseWriter, r *http.Request) {
 		respond.Error(w, r, err)
 		return
 	}
-	h.serve(w, r, strategyTVLOp, vs, "no strategy has the address "+strategy, "metrics", "result")
+	h.serve(w, r, strategyTVLOp, vs, "no strategy has the address "+chi.URLParam(r, "strategy"), "metrics", "result")
 }
 
 // historicalStakerCount serves GET /metrics/historical/count-stakers. The

@@ -46,5 +46,5 @@ func (h *handlers) operatorAllocations(w http.ResponseWriter, r *http.Request) {
 		respond.Error(w, r, err)
 		return
 	}
-	h.serve(w, r, operatorAllocationsOp, vs, "no operator has the address "+addr, "operator", "result")
+	h.serve(w, r, operatorAllocationsOp, vs, "no operator has the address "+chi.URLParam(r, "address"), "operator", "result")
 }

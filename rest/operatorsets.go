@@ -34,7 +34,7 @@ func (h *handlers) avsOperatorSets(w http.ResponseWriter, r *http.Request) {
 		respond.Error(w, r, err)
 		return
 	}
-	h.serve(w, r, avsOperatorSetsOp, vs, "no AVS has the address "+addr, "avs", "result")
+	h.serve(w, r, avsOperatorSetsOp, vs, "no AVS has the address "+chi.URLParam(r, "address"), "avs", "result")
 }
 
 // operatorSet serves GET /operator-sets/{avs}/{id}: the set with one page
@@ -57,7 +57,8 @@ func (h *handlers) operatorSet(w http.ResponseWriter, r *http.Request) {
 		respond.Error(w, r, err)
 		return
 	}
-	h.serve(w, r, operatorSetOp, vs, "the AVS "+avs+" has no operator set "+strconv.Itoa(id), "result")
+	// The 404 message names the AVS and id as sent.
+	h.serve(w, r, operatorSetOp, vs, "the AVS "+chi.URLParam(r, "avs")+" has no operator set "+chi.URLParam(r, "id"), "result")
 }
 
 // pathOperatorSetID validates an operator set id path parameter: a decimal
@@ -65,7 +66,7 @@ func (h *handlers) operatorSet(w http.ResponseWriter, r *http.Request) {
 func pathOperatorSetID(name, v string) (int, error) {
 	n, err := strconv.ParseUint(v, 10, 32)
 	if err != nil {
-		return 0, &ParamError{Name: name, In: "path", Want: "an operator set id: an integer from 0 to " + strconv.Itoa(maxOperatorSetID)}
+		return 0, &ParamError{Name: name, In: "path", Value: v, Want: "an operator set id: an integer from 0 to " + strconv.Itoa(maxOperatorSetID)}
 	}
 	return int(n), nil
 }

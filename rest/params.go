@@ -9,6 +9,7 @@ import (
 
 	"github.com/stakegraph/stakegraph/chain"
 	"github.com/stakegraph/stakegraph/internal/derrors"
+	"github.com/stakegraph/stakegraph/internal/respond"
 )
 
 // Paging limits. Skip is bounded by GraphQL's 32-bit Int.
@@ -19,17 +20,20 @@ const (
 	maxSkip     = 1<<31 - 1
 )
 
-// ParamError says which request parameter was malformed and what was
-// expected instead. It wraps derrors.InvalidArgument, so it is answered with
-// 422 unprocessable_entity and its Error text as the message.
+// ParamError says which request parameter was malformed, what it was, and
+// what was expected instead. It wraps derrors.InvalidArgument, so it is
+// answered with 422 unprocessable_entity and its Error text as the message.
 type ParamError struct {
-	Name string // the parameter as the client spelled it
-	In   string // "query" or "path"
-	Want string // what a valid value looks like
+	Name  string // the parameter as the client spelled it
+	In    string // "query" or "path"
+	Value string // the value as the client sent it (URL-decoded)
+	Want  string // what a valid value looks like
 }
 
+// Error names the parameter and quotes its value as sent, cut after
+// respond.MaxQuoted bytes.
 func (e *ParamError) Error() string {
-	return fmt.Sprintf("invalid %s parameter %q: expected %s", e.In, e.Name, e.Want)
+	return fmt.Sprintf("invalid %s parameter %q: expected %s, got %s", e.In, e.Name, e.Want, respond.QuoteInput(e.Value))
 }
 
 // Unwrap makes errors.Is(err, derrors.InvalidArgument) hold.
@@ -50,9 +54,9 @@ func newParams(values url.Values) *params { return &params{values: values} }
 // Err returns the first parameter error, or nil.
 func (p *params) Err() error { return p.err }
 
-func (p *params) fail(name, want string) {
+func (p *params) fail(name, value, want string) {
 	if p.err == nil {
-		p.err = &ParamError{Name: name, In: "query", Want: want}
+		p.err = &ParamError{Name: name, In: "query", Value: value, Want: want}
 	}
 }
 
@@ -81,7 +85,7 @@ func (p *params) Bool(name string) bool {
 	case v == "true":
 		return true
 	}
-	p.fail(name, `"true" or "false"`)
+	p.fail(name, v, `"true" or "false"`)
 	return false
 }
 
@@ -97,7 +101,7 @@ func (p *params) Enum(name, def string, allowed ...string) string {
 			return v
 		}
 	}
-	p.fail(name, "one of "+quoteAll(allowed))
+	p.fail(name, v, "one of "+quoteAll(allowed))
 	return def
 }
 
@@ -125,7 +129,7 @@ func (p *params) Int(name string, def, min, max int) int {
 	n, err := strconv.Atoi(v)
 	// Atoi accepts a leading sign; only plain digits are allowed here.
 	if err != nil || v[0] == '+' || n < min || n > max {
-		p.fail(name, fmt.Sprintf("an integer from %d to %d", min, max))
+		p.fail(name, v, fmt.Sprintf("an integer from %d to %d", min, max))
 		return def
 	}
 	return n
@@ -144,7 +148,7 @@ func (p *params) Address(name string) *string {
 		return nil
 	}
 	if !chain.IsAddress(v) {
-		p.fail(name, "an address: 0x followed by 40 hexadecimal digits")
+		p.fail(name, v, "an address: 0x followed by 40 hexadecimal digits")
 		return nil
 	}
 	v = strings.ToLower(v)
@@ -159,7 +163,7 @@ func (p *params) Hash(name string) *string {
 		return nil
 	}
 	if !chain.IsHash(v) {
-		p.fail(name, "a transaction hash: 0x followed by 64 hexadecimal digits")
+		p.fail(name, v, "a transaction hash: 0x followed by 64 hexadecimal digits")
 		return nil
 	}
 	v = strings.ToLower(v)
@@ -174,7 +178,7 @@ func (p *params) Time(name string) *time.Time {
 	}
 	t, ok := parseTime(v)
 	if !ok {
-		p.fail(name, "an ISO 8601 date or date-time such as 2024-04-11 or 2024-04-11T08:31:11.000Z")
+		p.fail(name, v, "an ISO 8601 date or date-time such as 2024-04-11 or 2024-04-11T08:31:11.000Z")
 		return nil
 	}
 	return &t
@@ -209,7 +213,7 @@ func parseTime(s string) (time.Time, bool) {
 // pathAddress validates an address path parameter and returns it lowercase.
 func pathAddress(name, v string) (string, error) {
 	if !chain.IsAddress(v) {
-		return "", &ParamError{Name: name, In: "path", Want: "an address: 0x followed by 40 hexadecimal digits"}
+		return "", &ParamError{Name: name, In: "path", Value: v, Want: "an address: 0x followed by 40 hexadecimal digits"}
 	}
 	return strings.ToLower(v), nil
 }

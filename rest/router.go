@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
@@ -127,13 +126,16 @@ func cors(next http.Handler) http.Handler {
 	})
 }
 
+// notFound names the path as sent, percent-encoded as it came.
 func notFound(w http.ResponseWriter, r *http.Request) {
-	respond.Error(w, r, fmt.Errorf("%w: no route %s", derrors.NotFound, r.URL.Path))
+	respond.Error(w, r, fmt.Errorf("%w: no route %s", derrors.NotFound, respond.QuoteInput(r.URL.EscapedPath())))
 }
 
+// methodNotAllowed names the method as sent: methods are case-sensitive,
+// so "get" is not GET.
 func methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Allow", allowedMethods)
-	respond.Error(w, r, fmt.Errorf("%w: %s is not supported; use %s", derrors.MethodNotAllowed, strings.ToUpper(r.Method), allowedMethods))
+	respond.Error(w, r, fmt.Errorf("%w: method %s is not supported; use %s", derrors.MethodNotAllowed, respond.QuoteInput(r.Method), allowedMethods))
 }
 
 func health(w http.ResponseWriter, r *http.Request) {

@@ -159,3 +159,40 @@ func (db *DB) ActiveAPIKeys(ctx context.Context) (map[[32]byte]APIKey, error) {
 	}
 	return keys, nil
 }
+
+// APIKeysVersion returns the count of changes to the API keys: every
+// statement that writes api_keys (creating or revoking a key, or an edit
+// by hand) increments it in its own transaction. A cache of ActiveAPIKeys
+// that read version v before loading is current as long as the version is
+// still v.
+func (db *DB) APIKeysVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := db.GetContext(ctx, &v, `SELECT version FROM api_keys_version`); err != nil {
+		return 0, fmt.Errorf("read API keys version: %w", Classify(err))
+	}
+	return v, nil
+}
+
+// WellFormedAPIKey reports whether key has the form of the keys that
+// CreateAPIKey makes: "sg_" and 40 lowercase hexadecimal digits.
+func WellFormedAPIKey(key string) bool {
+	if len(key) != len(apiKeyPrefix)+40 || !strings.HasPrefix(key, apiKeyPrefix) {
+		return false
+	}
+	for _, c := range key[len(apiKeyPrefix):] {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// APIKeyPrefix returns the start of a well-formed key that APIKey.Prefix
+// keeps and `stakegraph keys list` shows, to name a key in messages without
+// repeating it whole.
+func APIKeyPrefix(key string) string {
+	if len(key) < apiKeyDisplayLen {
+		return key
+	}
+	return key[:apiKeyDisplayLen]
+}

@@ -134,3 +134,62 @@ func TestCreateAPIKeyInvalid(t *testing.T) {
 		t.Errorf("reusing a revoked key's name: %v, want InvalidArgument", err)
 	}
 }
+
+// TestAPIKeysVersion checks that every change to the keys increments the
+// keys version in its own transaction, and that the well-formedness check
+// accepts exactly the keys CreateAPIKey makes.
+func TestAPIKeysVersion(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.New(t)
+	version := func() int64 {
+		t.Helper()
+		v, err := db.APIKeysVersion(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	v0 := version()
+	key, err := db.CreateAPIKey(ctx, "v", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := version()
+	if v1 <= v0 {
+		t.Errorf("version %d after creating a key, was %d", v1, v0)
+	}
+	if !store.WellFormedAPIKey(key) || store.APIKeyPrefix(key) != key[:11] {
+		t.Errorf("key %q: well-formed %v, prefix %q", key, store.WellFormedAPIKey(key), store.APIKeyPrefix(key))
+	}
+	for _, bad := range []string{"", "sg_", key + "0", key[:len(key)-1], strings.ToUpper(key), "xx" + key[2:], key[:10] + "g" + key[11:]} {
+		if store.WellFormedAPIKey(bad) {
+			t.Errorf("WellFormedAPIKey(%q) = true", bad)
+		}
+	}
+
+	// A change not yet committed is not visible, and neither is its count.
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = now() WHERE name = 'v'`); err != nil {
+		t.Fatal(err)
+	}
+	if v := version(); v != v1 {
+		t.Errorf("version %d during an uncommitted revocation, want %d", v, v1)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	v2 := version()
+	if v2 <= v1 {
+		t.Errorf("version %d after revoking a key, was %d", v2, v1)
+	}
+	// Changes by hand count too.
+	if _, err := db.ExecContext(ctx, `UPDATE api_keys SET rate_limit_per_minute = 5`); err != nil {
+		t.Fatal(err)
+	}
+	if v := version(); v <= v2 {
+		t.Errorf("version %d after an edit by hand, was %d", v, v2)
+	}
+}

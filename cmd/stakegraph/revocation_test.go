@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stakegraph/stakegraph/apikey"
+	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
+)
+
+// statusWithKey sends GET base+path with key in X-API-Token and returns the
+// status and body.
+func statusWithKey(t *testing.T, base, path, key string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-Token", key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(body)
+}
+
+// graphqlStatusWithKey posts a small GraphQL query with key and returns the
+// status.
+func graphqlStatusWithKey(t *testing.T, base, key string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(`{"query":"{ metrics { totalStakers } }"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Token", key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// TestServeKeyChanges runs serve and changes its keys with the keys
+// commands while it serves: a created key works at once, and a revoked key
+// is refused by every request sent more than apikey.DefaultCheckInterval
+// (1 s) after `keys revoke` returned, on REST and GraphQL alike.
+func TestServeKeyChanges(t *testing.T) {
+	dbURL := storetest.NewURL(t)
+	env := map[string]string{"DATABASE_URL": dbURL}
+	ctx := context.Background()
+	db, err := store.Open(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.EnsureNetwork(ctx, "mainnet"); err != nil {
+		t.Fatal(err)
+	}
+	old, err := db.CreateAPIKey(ctx, "old", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveOnFreePort(t, dbURL)
+	if code, body := statusWithKey(t, base, "/avs", old); code != http.StatusOK {
+		t.Fatalf("GET /avs with a key made before serve started: %d %s", code, body)
+	}
+
+	// A key created while serve runs works at once.
+	r := stakegraph(t, env, "keys", "create", "--name", "new")
+	if r.code != 0 {
+		t.Fatalf("keys create: exit %d\n%s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	fresh := lines[len(lines)-1]
+	if code, body := statusWithKey(t, base, "/avs", fresh); code != http.StatusOK {
+		t.Errorf("GET /avs with a key created a moment ago: %d %s", code, body)
+	}
+	if code := graphqlStatusWithKey(t, base, fresh); code != http.StatusOK {
+		t.Errorf("POST /graphql with a key created a moment ago: %d", code)
+	}
+
+	// A revoked key stops working within the check interval.
+	if r := stakegraph(t, env, "keys", "revoke", "old"); r.code != 0 {
+		t.Fatalf("keys revoke: exit %d\n%s", r.code, r.stderr)
+	}
+	revoked := time.Now()
+	for {
+		sent := time.Now()
+		code, body := statusWithKey(t, base, "/avs", old)
+		if code == http.StatusUnauthorized {
+			if !strings.Contains(body, old[:11]+"… is unknown or revoked") || strings.Contains(body, old) {
+				t.Errorf("401 body %s: want the key named by its prefix only", body)
+			}
+			t.Logf("the revoked key was refused %v after keys revoke returned", sent.Sub(revoked).Round(time.Millisecond))
+			break
+		}
+		if code != http.StatusOK {
+			t.Fatalf("GET /avs with a key being revoked: %d %s", code, body)
+		}
+		if since := sent.Sub(revoked); since > apikey.DefaultCheckInterval {
+			t.Fatalf("the revoked key still answered 200 to a request sent %v after keys revoke returned", since)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, _ := statusWithKey(t, base, "/avs", old); code != http.StatusUnauthorized {
+		t.Errorf("GET /avs with the revoked key, again: %d", code)
+	}
+	if code := graphqlStatusWithKey(t, base, old); code != http.StatusUnauthorized {
+		t.Errorf("POST /graphql with the revoked key: %d", code)
+	}
+	if code, body := statusWithKey(t, base, "/avs", fresh); code != http.StatusOK {
+		t.Errorf("GET /avs with the other key after the revocation: %d %s", code, body)
+	}
+}
