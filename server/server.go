@@ -8,9 +8,15 @@
 // on database connections for each request (Config.RequestTimeout and
 // Config.ConnsPerRequest).
 //
-// The admin listener serves /metrics in the Prometheus text format, the
-// same probes and net/http/pprof under /debug/pprof/. It belongs on a
-// loopback or otherwise private address.
+// The admin listener serves /metrics in the Prometheus text format (request
+// counts and latencies by route, SQL statements, cache and indexer figures,
+// Go runtime and process metrics) and the same probes; with Config.Pprof,
+// also net/http/pprof's CPU, heap, goroutine and other profiles, symbols
+// and execution traces under /debug/pprof/, but never /debug/pprof/cmdline,
+// which would show the command line with --database-url and its password.
+// It has no authentication and its profiles are costly to take and reveal
+// the program's internals: it must not be exposed publicly. Keep it on a
+// loopback or otherwise private address (the default is 127.0.0.1:9091).
 package server
 
 import (
@@ -57,6 +63,10 @@ type Config struct {
 	Addr string
 	// AdminAddr is the admin listener's address; empty disables it.
 	AdminAddr string
+	// Pprof serves net/http/pprof's profiles on the admin listener under
+	// /debug/pprof/, except the process's command line, which may hold the
+	// database password. Off by default.
+	Pprof bool
 	// ShutdownTimeout bounds the graceful shutdown; zero means 15 s.
 	ShutdownTimeout time.Duration
 	// RequestTimeout is the deadline of each API request, from its start:
@@ -149,11 +159,16 @@ func New(cfg Config, deps Deps) *Server {
 	a.Use(recoverPanics(logger))
 	a.Handle("/metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelError)}))
 	s.probes(a)
-	a.HandleFunc("/debug/pprof/*", pprof.Index)
-	a.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	a.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	a.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	a.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if cfg.Pprof {
+		// pprof.Cmdline is left out: the command line may carry
+		// --database-url with its password. The index links to it all the
+		// same; it answers 404.
+		a.HandleFunc("/debug/pprof/*", pprof.Index)
+		a.HandleFunc("/debug/pprof/cmdline", http.NotFound)
+		a.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		a.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		a.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	s.admin = a
 	return s
 }

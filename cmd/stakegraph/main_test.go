@@ -203,7 +203,8 @@ func TestHelpAndVersion(t *testing.T) {
 		}
 	}
 	r = stakegraph(t, nil, "help", "serve")
-	if r.code != 0 || !strings.Contains(r.stdout, "--admin-addr") || !strings.Contains(r.stdout, "STAKEGRAPH_ADDR") {
+	if r.code != 0 || !strings.Contains(r.stdout, "--admin-addr") || !strings.Contains(r.stdout, "STAKEGRAPH_ADDR") ||
+		!strings.Contains(r.stdout, "--pprof") || !strings.Contains(r.stdout, "STAKEGRAPH_PPROF") {
 		t.Errorf("help serve: exit %d\n%s", r.code, r.stdout)
 	}
 	if r := stakegraph(t, nil, "keys", "create", "-h"); r.code != 0 || !strings.Contains(r.stdout, "--rate-limit") {

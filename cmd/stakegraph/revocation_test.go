@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -120,5 +121,93 @@ func TestServeKeyChanges(t *testing.T) {
 	}
 	if code, body := statusWithKey(t, base, "/avs", fresh); code != http.StatusOK {
 		t.Errorf("GET /avs with the other key after the revocation: %d %s", code, body)
+	}
+}
+
+// serveAdmin runs serve with the environment env (DATABASE_URL and the
+// listen addresses are added) and the given flags until the test ends, and
+// returns the admin listener's base URL once it answers.
+func serveAdmin(t *testing.T, env map[string]string, flags ...string) string {
+	t.Helper()
+	admin := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	e := map[string]string{
+		"DATABASE_URL":          storetest.NewURL(t),
+		"STAKEGRAPH_ADDR":       fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"STAKEGRAPH_ADMIN_ADDR": admin,
+		"STAKEGRAPH_LOG_LEVEL":  "warn",
+	}
+	for k, v := range env {
+		e[k] = v
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve"}, flags...), func(k string) string { return e[k] }, &stdout, &stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if res, err := http.Get("http://" + admin + "/healthz"); err == nil {
+			res.Body.Close()
+			return "http://" + admin
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited with %d:\n%s", code, stderr.String())
+		default:
+		}
+	}
+	t.Fatalf("serve's admin listener never answered:\n%s", stderr.String())
+	return ""
+}
+
+// TestServePprof checks that serve's admin listener serves pprof only with
+// --pprof or STAKEGRAPH_PPROF=true, and never the command line, which
+// holds --database-url.
+func TestServePprof(t *testing.T) {
+	get := func(url string) (int, string) {
+		t.Helper()
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(body)
+	}
+	for _, tc := range []struct {
+		name  string
+		env   map[string]string
+		flags []string
+		pprof bool
+	}{
+		{"default", nil, nil, false},
+		{"flag", nil, []string{"--pprof"}, true},
+		{"env", map[string]string{"STAKEGRAPH_PPROF": "true"}, nil, true},
+		{"flag overrides env", map[string]string{"STAKEGRAPH_PPROF": "true"}, []string{"--pprof=false"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			admin := serveAdmin(t, tc.env, tc.flags...)
+			code, body := get(admin + "/debug/pprof/")
+			switch {
+			case tc.pprof && (code != http.StatusOK || !strings.Contains(body, "goroutine")):
+				t.Errorf("/debug/pprof/ = %d %.200s; want the index", code, body)
+			case !tc.pprof && code != http.StatusNotFound:
+				t.Errorf("/debug/pprof/ = %d; want 404", code)
+			}
+			if code, body := get(admin + "/debug/pprof/cmdline"); code != http.StatusNotFound || strings.Contains(body, "postgres") {
+				t.Errorf("/debug/pprof/cmdline = %d %.200s; want 404", code, body)
+			}
+			if code, _ := get(admin + "/metrics"); code != http.StatusOK {
+				t.Errorf("/metrics = %d", code)
+			}
+		})
 	}
 }

@@ -28,6 +28,8 @@ var serveCommand = command{
 	flags: func(fs *flag.FlagSet, c *cli) func(context.Context, []string) error {
 		addr := fs.String("addr", envOr(c.getenv, "STAKEGRAPH_ADDR", server.DefaultAddr), "API listen `address` (env STAKEGRAPH_ADDR)")
 		adminAddr := fs.String("admin-addr", envOr(c.getenv, "STAKEGRAPH_ADMIN_ADDR", server.DefaultAdminAddr), "`address` of the admin listener with /metrics; \"off\" disables it (env STAKEGRAPH_ADMIN_ADDR)")
+		pprof := fs.Bool("pprof", envOr(c.getenv, "STAKEGRAPH_PPROF", "false") == "true",
+			"serve Go profiles under /debug/pprof/ on the admin listener, which must not be public (env STAKEGRAPH_PPROF)")
 		cache := fs.Bool("response-cache", envOr(c.getenv, "STAKEGRAPH_RESPONSE_CACHE", "true") == "true",
 			"cache API responses in memory until the data version changes (env STAKEGRAPH_RESPONSE_CACHE)")
 		entities := fs.Bool("entity-cache", envOr(c.getenv, "STAKEGRAPH_ENTITY_CACHE", "true") == "true",
@@ -87,7 +89,7 @@ var serveCommand = command{
 			}
 			srv := server.New(
 				server.Config{
-					Addr: *addr, AdminAddr: admin, Logger: c.logger,
+					Addr: *addr, AdminAddr: admin, Pprof: *pprof, Logger: c.logger,
 					RequestTimeout:  orNegative(*requestTimeout),
 					ConnsPerRequest: orNegative(*connsPerRequest),
 				},
