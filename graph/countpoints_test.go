@@ -107,7 +107,7 @@ func TestStakerCountDaysCached(t *testing.T) {
 	entities := NewEntityCache(func() (int64, bool) { return version, true }, 0)
 	ctx := context.Background()
 	read := func() []store.StakerCountDay {
-		l := newLoaders(db, demoNow, 0, entities)
+		l := newLoaders(db, demoNow, 0, entities, nil)
 		days, err := l.stakerCountDays(ctx)
 		if err != nil {
 			t.Fatal(err)

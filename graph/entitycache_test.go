@@ -168,7 +168,7 @@ func TestEntityLoaderAnswersCachedKeysAtOnce(t *testing.T) {
 	if _, err := cachedFetch(c, "things", rec.fetch)(ctx, []string{"a", "xb"}); err != nil {
 		t.Fatal(err)
 	}
-	l := newEntityLoader(time.Hour, c, "things", rec.fetch)
+	l := newEntityLoader(batching{wait: time.Hour}, c, "things", rec.fetch)
 	done := make(chan [2]string)
 	go func() {
 		a, _ := l.Load(ctx, "a")()
@@ -188,7 +188,7 @@ func TestEntityLoaderAnswersCachedKeysAtOnce(t *testing.T) {
 	}
 
 	// A key it does not hold goes through the batch (here a short one).
-	l = newEntityLoader(time.Millisecond, c, "things", rec.fetch)
+	l = newEntityLoader(batching{wait: time.Millisecond}, c, "things", rec.fetch)
 	if v, err := l.Load(ctx, "c")(); err != nil || v != "value of c" {
 		t.Errorf("uncached key: %q %v", v, err)
 	}

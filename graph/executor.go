@@ -33,9 +33,14 @@ func NewExecutor(db *store.DB, opts Options) *Executor {
 // vars, with fresh dataloaders, and returns the JSON of its data. When the
 // operation fails, it returns an *Error for the first GraphQL error and no
 // data; a field that resolved to null (a lookup of something that does not
-// exist) is not an error.
+// exist) is not an error. Internal errors are not logged here, as the
+// caller logs the error returned, whose text names the cause; a panic is,
+// once, with its stack.
 func (e *Executor) Execute(ctx context.Context, query string, vars map[string]any) (json.RawMessage, error) {
-	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities))
+	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities, nil))
+	failures := &requestFailures{}
+	ctx = withFailures(ctx, failures)
+	defer failures.logPanic(ctx, e.opts.Logger)
 	ctx = graphql.StartOperationTrace(ctx)
 	params := &graphql.RawParams{Query: query, Variables: vars}
 	params.ReadTime.Start = graphql.Now()
@@ -75,11 +80,20 @@ type Error struct {
 	presented *gqlerror.Error
 }
 
+// Error returns the path and the message; for the failures of the
+// server's side (internal errors, time running out), whose message says
+// nothing, the cause follows, for the log.
 func (e *Error) Error() string {
-	if e.Path != "" {
-		return e.Path + ": " + e.Message
+	msg := e.Message
+	if e.Code == codeInternal || e.Code == codeGatewayTimeout {
+		if e.presented != nil && e.presented.Unwrap() != nil {
+			msg += ": " + e.presented.Unwrap().Error()
+		}
 	}
-	return e.Message
+	if e.Path != "" {
+		return e.Path + ": " + msg
+	}
+	return msg
 }
 
 // Unwrap returns the derrors sentinel of the code and the presented error,
@@ -103,6 +117,7 @@ var sentinels = map[string]error{
 	codeNotFound:            derrors.NotFound,
 	codeUnprocessableEntity: derrors.InvalidArgument,
 	"rate_limit_exceeded":   derrors.RateLimited,
+	codeGatewayTimeout:      derrors.Timeout,
 }
 
 // firstError converts the first of the presented errors.

@@ -5,45 +5,74 @@
 // of records it returns.
 //
 // NewHandler returns the HTTP endpoint (GET and POST, a query cache,
-// automatic persisted queries, introspection, complexity and depth limits,
-// errors carrying the REST contract's codes) together with an offline
-// GraphiQL playground. Executor runs fixed operations in process, for the
-// REST layer, which answers each route with one operation of this schema.
+// automatic persisted queries, introspection, errors carrying the REST
+// contract's codes) together with an offline GraphiQL playground. The
+// endpoint bounds what one request can cost: the size of the request, the
+// tokens and fields of its document (checked before validation, which
+// cannot be stopped), the complexity and depth of its operation, and the
+// database statements it may issue (see Options). Executor runs fixed
+// operations in process, for the REST layer, which answers each route with
+// one operation of this schema.
 package graph
 
 import (
 	"cmp"
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/executor"
-	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/stakegraph/stakegraph/store"
 )
 
 // Options configure the GraphQL handler and executor. The zero value is
-// usable.
+// usable. The limits (ComplexityLimit to StatementLimit) apply to the
+// handler only: the executor runs the service's own operations.
 type Options struct {
-	// Logger receives internal errors and panics; slog.Default() when nil.
+	// Logger receives one line for each request whose fields failed on
+	// the server's side (however many fields failed), and panics;
+	// slog.Default() when nil.
 	Logger *slog.Logger
 	// Now is the clock that default date ranges are computed from;
 	// time.Now when nil. Tests set it to the demo data's time.
 	Now func() time.Time
 	// ComplexityLimit bounds the complexity of an operation: roughly the
 	// number of values it can return, where a paged list counts its take
-	// times its elements. Default 200000, enough for every REST route at
-	// take 1000.
+	// times its elements, introspection counts the schema's types and
+	// fields, and a root field or paged field costs at least 50. Default
+	// 200000, enough for every REST route at take 1000.
 	ComplexityLimit int
 	// DepthLimit bounds the nesting of fields; introspection does not
 	// count. Default 10.
 	DepthLimit int
+	// BodyLimit bounds the size in bytes of a POST body, and of a GET
+	// query string; larger requests are answered 413 (414 for GET)
+	// without being read further. Default 256 KiB.
+	BodyLimit int64
+	// TokenLimit bounds the tokens (names, punctuation, values) of a
+	// document, counted as it is parsed. Default 15000.
+	TokenLimit int
+	// FieldLimit bounds the fields the operations of a document select,
+	// aliases included, with a fragment's fields counted at each of its
+	// spreads; checked before the document is validated. Default 1000.
+	FieldLimit int
+	// DuplicateFieldLimit bounds how many times one response name may be
+	// selected in one selection set, through fragments too and with the
+	// selections of same-named fields merged (as execution merges them):
+	// validation compares such fields pairwise. Checked before validation.
+	// Default 20.
+	DuplicateFieldLimit int
+	// StatementLimit bounds the reads of the database one request may
+	// make: one for each batch of a dataloader and each list or count a
+	// resolver reads. A request that needs more is stopped and answered
+	// with an error. Default 200.
+	StatementLimit int
 	// QueryCacheSize is the number of parsed documents kept. Default 1000.
 	QueryCacheSize int
 	// PersistedQueryCacheSize is the number of automatic persisted queries
@@ -62,6 +91,16 @@ type Options struct {
 	Authenticate func(http.Handler) http.Handler
 }
 
+// The defaults of the limits in Options that bound an untrusted request.
+const (
+	DefaultBodyLimit           = 256 << 10
+	DefaultTokenLimit          = 15000
+	DefaultFieldLimit          = 1000
+	DefaultDuplicateFieldLimit = 20
+	DefaultStatementLimit      = 200
+	DefaultComplexityLimit     = 200000
+)
+
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -69,11 +108,16 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	o.ComplexityLimit = cmp.Or(o.ComplexityLimit, 200000)
+	o.ComplexityLimit = cmp.Or(o.ComplexityLimit, DefaultComplexityLimit)
 	o.DepthLimit = cmp.Or(o.DepthLimit, 10)
 	o.QueryCacheSize = cmp.Or(o.QueryCacheSize, 1000)
 	o.PersistedQueryCacheSize = cmp.Or(o.PersistedQueryCacheSize, 1000)
 	o.BatchWait = cmp.Or(o.BatchWait, 2*time.Millisecond)
+	o.BodyLimit = cmp.Or(o.BodyLimit, DefaultBodyLimit)
+	o.TokenLimit = cmp.Or(o.TokenLimit, DefaultTokenLimit)
+	o.FieldLimit = cmp.Or(o.FieldLimit, DefaultFieldLimit)
+	o.DuplicateFieldLimit = cmp.Or(o.DuplicateFieldLimit, DefaultDuplicateFieldLimit)
+	o.StatementLimit = cmp.Or(o.StatementLimit, DefaultStatementLimit)
 	return o
 }
 
@@ -91,18 +135,33 @@ func newSchema() graphql.ExecutableSchema {
 func NewHandler(db *store.DB, opts Options) http.Handler {
 	opts = opts.withDefaults()
 
-	srv := handler.New(newSchema())
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](opts.QueryCacheSize))
-	srv.Use(extension.Introspection{})
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](opts.PersistedQueryCacheSize)})
-	srv.Use(extension.FixedComplexityLimit(opts.ComplexityLimit))
-	srv.Use(depthLimit{max: opts.DepthLimit})
-	srv.SetErrorPresenter(errorPresenter(opts.Logger))
-	srv.SetRecoverFunc(recoverFunc(opts.Logger))
+	es := newSchema()
+	exec := executor.New(es)
+	queries := sizeBoundedCache[*ast.QueryDocument]{
+		Cache: lru.New[*ast.QueryDocument](opts.QueryCacheSize),
+		size:  func(query string, _ *ast.QueryDocument) int { return len(query) },
+	}
+	exec.SetQueryCache(queries)
+	exec.SetParserTokenLimit(opts.TokenLimit)
+	exec.Use(extension.Introspection{})
+	exec.Use(extension.AutomaticPersistedQuery{Cache: sizeBoundedCache[string]{
+		Cache: lru.New[string](opts.PersistedQueryCacheSize),
+		size:  func(_ string, query string) int { return len(query) },
+	}})
+	// After the persisted query extension, which supplies the query of a
+	// request that sends only its hash.
+	exec.Use(documentLimits{
+		tokens:     opts.TokenLimit,
+		fields:     opts.FieldLimit,
+		duplicates: opts.DuplicateFieldLimit,
+		validated:  queries,
+	})
+	exec.Use(newCostLimit(es, opts.ComplexityLimit))
+	exec.Use(depthLimit{max: opts.DepthLimit})
+	exec.SetErrorPresenter(errorPresenter())
+	exec.SetRecoverFunc(recoverFunc(opts.Logger))
 
-	var api http.Handler = withRequestLoaders(srv, db, opts)
+	var api http.Handler = &endpoint{exec: exec, db: db, opts: opts}
 	if opts.Authenticate != nil {
 		api = opts.Authenticate(api)
 	}
@@ -112,17 +171,33 @@ func NewHandler(db *store.DB, opts Options) http.Handler {
 			playground.ServeHTTP(w, r)
 			return
 		}
+		// Bound the body before anything (authentication, the response
+		// cache) reads it; the endpoint answers a body over the limit.
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, opts.BodyLimit)
+		}
 		api.ServeHTTP(w, r)
 	})
 }
 
-// withRequestLoaders gives each request its own dataloaders, which cache
-// records for the request only.
-func withRequestLoaders(next http.Handler, db *store.DB, opts Options) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l := newLoaders(db, opts.Now(), opts.BatchWait, opts.Entities)
-		next.ServeHTTP(w, r.WithContext(withLoaders(r.Context(), l)))
-	})
+// maxCachedQueryBytes bounds the queries whose parsed documents are kept
+// (and of the queries kept for automatic persisted queries), so that the
+// caches, of QueryCacheSize and PersistedQueryCacheSize entries, stay small
+// whatever the queries: a larger query is parsed and validated at each
+// request, which the document limits keep cheap.
+const maxCachedQueryBytes = 16 << 10
+
+// sizeBoundedCache is a cache that keeps only entries of at most
+// maxCachedQueryBytes, by size.
+type sizeBoundedCache[T any] struct {
+	graphql.Cache[T]
+	size func(key string, value T) int
+}
+
+func (c sizeBoundedCache[T]) Add(ctx context.Context, key string, value T) {
+	if c.size(key, value) <= maxCachedQueryBytes {
+		c.Cache.Add(ctx, key, value)
+	}
 }
 
 // newExecutor returns a gqlgen executor for in-process operations: the same
@@ -132,7 +207,7 @@ func newExecutor(opts Options) *executor.Executor {
 	exec := executor.New(newSchema())
 	exec.SetQueryCache(lru.New[*ast.QueryDocument](opts.QueryCacheSize))
 	exec.Use(extension.Introspection{})
-	exec.SetErrorPresenter(errorPresenter(opts.Logger))
+	exec.SetErrorPresenter(errorPresenter())
 	exec.SetRecoverFunc(recoverFunc(opts.Logger))
 	return exec
 }

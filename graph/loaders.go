@@ -26,6 +26,8 @@ import (
 // arguments, which is one for the usual query where siblings share them.
 type loaders struct {
 	db *store.DB
+	// budget bounds the store reads of the request; nil for no bound.
+	budget *statementBudget
 	// now is the time the request started, fixed for the whole request so
 	// that default date ranges agree between sibling fields (and batch
 	// together).
@@ -135,63 +137,65 @@ type withdrawalPayout struct {
 // newLoaders creates the loaders of a request that started at now. wait is
 // how long a loader collects keys before it runs its batch. The loaders of
 // the small tables answer from entities what it holds (a nil entities
-// caches nothing between requests).
-func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *EntityCache) *loaders {
-	l := &loaders{db: db, now: now.UTC().Round(0)}
+// caches nothing between requests). Every read of the store spends one
+// unit of budget (nil for no bound).
+func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *EntityCache, budget *statementBudget) *loaders {
+	l := &loaders{db: db, now: now.UTC().Round(0), budget: budget}
+	b := batching{wait: wait, budget: budget}
 
-	l.avs = newEntityLoader(wait, entities, "avs", func(ctx context.Context, keys []string) (map[string]*store.AVS, error) {
+	l.avs = newEntityLoader(b, entities, "avs", func(ctx context.Context, keys []string) (map[string]*store.AVS, error) {
 		rows, err := db.AVSByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.AVS) string { return r.Address }), err
 	})
-	l.operators = newEntityLoader(wait, entities, "operators", func(ctx context.Context, keys []string) (map[string]*store.Operator, error) {
+	l.operators = newEntityLoader(b, entities, "operators", func(ctx context.Context, keys []string) (map[string]*store.Operator, error) {
 		rows, err := db.OperatorsByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.Operator) string { return r.Address }), err
 	})
 	// The whole series is one cached value: a chart of any range and
 	// bucket size is then computed without a statement.
-	countDays := cachedFetch(entities, "staker count days", func(ctx context.Context, _ []string) (map[string][]store.StakerCountDay, error) {
+	countDays := cachedFetch(entities, "staker count days", budgeted(budget, func(ctx context.Context, _ []string) (map[string][]store.StakerCountDay, error) {
 		days, err := db.StakerCountDays(ctx)
 		return map[string][]store.StakerCountDay{"": days}, err
-	})
+	}))
 	l.stakerCountDays = func(ctx context.Context) ([]store.StakerCountDay, error) {
 		days, err := countDays(ctx, []string{""})
 		return days[""], err
 	}
-	l.stakers = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.Staker, error) {
+	l.stakers = newLoader(b, func(ctx context.Context, keys []string) (map[string]*store.Staker, error) {
 		rows, err := db.StakersByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.Staker) string { return r.Address }), err
 	})
-	l.strategies = newEntityLoader(wait, entities, "strategies", func(ctx context.Context, keys []string) (map[string]*store.StrategyState, error) {
+	l.strategies = newEntityLoader(b, entities, "strategies", func(ctx context.Context, keys []string) (map[string]*store.StrategyState, error) {
 		rows, err := db.StrategiesByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.StrategyState) string { return r.Address }), err
 	})
-	l.withdrawals = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*store.Withdrawal, error) {
+	l.withdrawals = newLoader(b, func(ctx context.Context, keys []string) (map[string]*store.Withdrawal, error) {
 		rows, err := db.WithdrawalsByRoots(ctx, keys)
 		return indexBy(rows, func(r store.Withdrawal) string { return r.WithdrawalRoot }), err
 	})
-	l.submissions = newEntityLoader(wait, entities, "submissions", func(ctx context.Context, keys []string) (map[string]*store.RewardsSubmission, error) {
+	l.submissions = newEntityLoader(b, entities, "submissions", func(ctx context.Context, keys []string) (map[string]*store.RewardsSubmission, error) {
 		rows, err := db.RewardsSubmissionsByHashes(ctx, keys)
 		return indexBy(rows, func(r store.RewardsSubmission) string { return r.Hash }), err
 	})
-	l.curated = newEntityLoader(wait, entities, "curated", func(ctx context.Context, keys []string) (map[string]*store.CuratedMetadata, error) {
+	l.curated = newEntityLoader(b, entities, "curated", func(ctx context.Context, keys []string) (map[string]*store.CuratedMetadata, error) {
 		rows, err := db.CuratedMetadataByAVS(ctx, keys)
 		return indexBy(rows, func(r store.CuratedMetadata) string { return r.AVSAddress }), err
 	})
-	l.strategyAPYs = newEntityLoader(wait, entities, "strategy APYs", func(ctx context.Context, keys []string) (map[string][]store.StrategyAPY, error) {
+	l.strategyAPYs = newEntityLoader(b, entities, "strategy APYs", func(ctx context.Context, keys []string) (map[string][]store.StrategyAPY, error) {
 		rows, err := db.StrategyAPYsByAVS(ctx, keys)
 		return groupBy(rows, func(r store.StrategyAPY) string { return r.AVSAddress }), err
 	})
 	// Stakers and withdrawals are far too many to keep: their shares are
 	// read per request.
-	l.avsShares = newEntityLoader(wait, entities, "AVS shares", shareSets(db.AVSSharesByAVS))
-	l.operatorShares = newEntityLoader(wait, entities, "operator shares", shareSets(db.OperatorSharesByOperators))
-	l.stakerShares = newLoader(wait, shareSets(db.StakerSharesByStakers))
-	l.withdrawalShares = newLoader(wait, shareSets(db.WithdrawalSharesByRoots))
-	l.registrations = newEntityLoader(wait, entities, "registrations", func(ctx context.Context, keys []string) (map[string][]store.Registration, error) {
+	l.avsShares = newEntityLoader(b, entities, "AVS shares", shareSets(db.AVSSharesByAVS))
+	l.operatorShares = newEntityLoader(b, entities, "operator shares", shareSets(db.OperatorSharesByOperators))
+	l.stakerShares = newLoader(b, shareSets(db.StakerSharesByStakers))
+	l.withdrawalShares = newLoader(b, shareSets(db.WithdrawalSharesByRoots))
+	l.registrations = newEntityLoader(b, entities, "registrations", func(ctx context.Context, keys []string) (map[string][]store.Registration, error) {
 		rows, err := db.RegistrationsByOperators(ctx, keys)
 		return groupBy(rows, func(r store.Registration) string { return r.OperatorAddress }), err
 	})
-	l.rewardTokens = newEntityLoader(wait, entities, "reward tokens", func(ctx context.Context, keys []string) (map[string][]string, error) {
+	l.rewardTokens = newEntityLoader(b, entities, "reward tokens", func(ctx context.Context, keys []string) (map[string][]string, error) {
 		rows, err := db.RewardTokensByStrategies(ctx, keys)
 		out := make(map[string][]string, len(rows))
 		for _, r := range rows {
@@ -199,33 +203,33 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		}
 		return out, err
 	})
-	l.rewardsTotals = newEntityLoader(wait, entities, "rewards totals", func(ctx context.Context, keys []string) (map[string]*store.AVSRewardsTotals, error) {
+	l.rewardsTotals = newEntityLoader(b, entities, "rewards totals", func(ctx context.Context, keys []string) (map[string]*store.AVSRewardsTotals, error) {
 		rows, err := db.RewardsTotalsByAVS(ctx, keys)
 		return indexBy(rows, func(r store.AVSRewardsTotals) string { return r.AVSAddress }), err
 	})
-	l.submissionStrategies = newEntityLoader(wait, entities, "submission strategies", func(ctx context.Context, keys []string) (map[string][]store.RewardsSubmissionStrategy, error) {
+	l.submissionStrategies = newEntityLoader(b, entities, "submission strategies", func(ctx context.Context, keys []string) (map[string][]store.RewardsSubmissionStrategy, error) {
 		rows, err := db.StrategiesBySubmissions(ctx, keys)
 		return groupBy(rows, func(r store.RewardsSubmissionStrategy) string { return r.Hash }), err
 	})
 
-	l.submissionOperators = newEntityLoader(wait, entities, "submission operators", func(ctx context.Context, keys []string) (map[string][]store.RewardsSubmissionOperator, error) {
+	l.submissionOperators = newEntityLoader(b, entities, "submission operators", func(ctx context.Context, keys []string) (map[string][]store.RewardsSubmissionOperator, error) {
 		rows, err := db.OperatorsBySubmissions(ctx, keys)
 		return groupBy(rows, func(r store.RewardsSubmissionOperator) string { return r.Hash }), err
 	})
 	// Operator sets, their stake and the operators' max magnitudes are few
 	// and read by key like the AVS: kept.
-	l.operatorSets = newEntityLoader(wait, entities, "operator sets", func(ctx context.Context, keys []string) (map[string]*store.OperatorSet, error) {
+	l.operatorSets = newEntityLoader(b, entities, "operator sets", func(ctx context.Context, keys []string) (map[string]*store.OperatorSet, error) {
 		rows, err := db.OperatorSetsByRefs(ctx, setRefs(keys))
 		return indexBy(rows, func(r store.OperatorSet) string { return r.Ref().Key() }), err
 	})
-	l.setStakes = newEntityLoader(wait, entities, "operator set stakes", shareSets(func(ctx context.Context, keys []string) ([]store.StrategyShares, error) {
+	l.setStakes = newEntityLoader(b, entities, "operator set stakes", shareSets(func(ctx context.Context, keys []string) ([]store.StrategyShares, error) {
 		return db.AllocatedStakeBySets(ctx, setRefs(keys))
 	}))
-	l.maxMagnitudes = newEntityLoader(wait, entities, "max magnitudes", func(ctx context.Context, keys []string) (map[string][]store.MaxMagnitude, error) {
+	l.maxMagnitudes = newEntityLoader(b, entities, "max magnitudes", func(ctx context.Context, keys []string) (map[string][]store.MaxMagnitude, error) {
 		rows, err := db.MaxMagnitudesByOperators(ctx, keys)
 		return groupBy(rows, func(r store.MaxMagnitude) string { return r.OperatorAddress }), err
 	})
-	l.memberAllocations = newLoader(wait, func(ctx context.Context, keys []string) (map[string][]store.Allocation, error) {
+	l.memberAllocations = newLoader(b, func(ctx context.Context, keys []string) (map[string][]store.Allocation, error) {
 		members := make([]store.MemberRef, 0, len(keys))
 		for _, k := range keys {
 			if m, ok := memberRef(k); ok {
@@ -235,7 +239,7 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		rows, err := db.AllocationsByMembers(ctx, members)
 		return groupBy(rows, func(r store.Allocation) string { return r.Key }), err
 	})
-	l.withdrawalPayouts = newLoader(wait, func(ctx context.Context, keys []string) (map[string]*withdrawalPayout, error) {
+	l.withdrawalPayouts = newLoader(b, func(ctx context.Context, keys []string) (map[string]*withdrawalPayout, error) {
 		rows, err := db.WithdrawalPayoutsByRoots(ctx, keys)
 		if err != nil {
 			return nil, err
@@ -254,62 +258,64 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		return out, nil
 	})
 
-	l.avsOperators = newPageLoader(wait, func(ctx context.Context, avs []string, a avsOperatorArgs) (map[string][]store.AVSOperator, error) {
+	l.avsOperators = newPageLoader(b, func(ctx context.Context, avs []string, a avsOperatorArgs) (map[string][]store.AVSOperator, error) {
 		rows, err := db.ListAVSOperators(ctx, avs, a.Filter, a.Sort, a.Page)
 		return groupBy(rows, func(r store.AVSOperator) string { return r.AVSAddress }), err
 	})
-	l.avsOperatorCounts = newPageLoader(wait, db.CountAVSOperators)
-	l.avsStakers = newPageLoader(wait, func(ctx context.Context, avs []string, p store.Page) (map[string][]store.OperatorStaker, error) {
+	l.avsOperatorCounts = newPageLoader(b, db.CountAVSOperators)
+	l.avsStakers = newPageLoader(b, func(ctx context.Context, avs []string, p store.Page) (map[string][]store.OperatorStaker, error) {
 		rows, err := db.ListAVSStakers(ctx, avs, p)
 		return groupBy(rows, func(r store.OperatorStaker) string { return r.Key }), err
 	})
-	l.avsStakerCounts = newPageLoader(wait, func(ctx context.Context, avs []string, _ struct{}) (map[string]int, error) {
+	l.avsStakerCounts = newPageLoader(b, func(ctx context.Context, avs []string, _ struct{}) (map[string]int, error) {
 		return db.CountAVSStakers(ctx, avs)
 	})
-	l.operatorStakers = newPageLoader(wait, func(ctx context.Context, ops []string, p store.Page) (map[string][]store.OperatorStaker, error) {
+	l.operatorStakers = newPageLoader(b, func(ctx context.Context, ops []string, p store.Page) (map[string][]store.OperatorStaker, error) {
 		rows, err := db.ListOperatorStakers(ctx, ops, p)
 		return groupBy(rows, func(r store.OperatorStaker) string { return r.Key }), err
 	})
-	l.operatorStakerCounts = newPageLoader(wait, func(ctx context.Context, ops []string, _ struct{}) (map[string]int, error) {
+	l.operatorStakerCounts = newPageLoader(b, func(ctx context.Context, ops []string, _ struct{}) (map[string]int, error) {
 		return db.CountOperatorStakers(ctx, ops)
 	})
-	l.stakerEvents = newPageLoader(wait, func(ctx context.Context, stakers []string, a eventArgs) (map[string][]store.DelegationEvent, error) {
+	l.stakerEvents = newPageLoader(b, func(ctx context.Context, stakers []string, a eventArgs) (map[string][]store.DelegationEvent, error) {
 		rows, err := db.ListDelegationEventsByStakers(ctx, stakers, a.Filter, a.Page)
 		return groupBy(rows, func(r store.DelegationEvent) string { return r.Key }), err
 	})
-	l.stakerEventCounts = newPageLoader(wait, db.CountDelegationEventsByStakers)
-	l.operatorEvents = newPageLoader(wait, func(ctx context.Context, ops []string, a eventArgs) (map[string][]store.DelegationEvent, error) {
+	l.stakerEventCounts = newPageLoader(b, db.CountDelegationEventsByStakers)
+	l.operatorEvents = newPageLoader(b, func(ctx context.Context, ops []string, a eventArgs) (map[string][]store.DelegationEvent, error) {
 		rows, err := db.ListDelegationEventsByOperators(ctx, ops, a.Filter, a.Page)
 		return groupBy(rows, func(r store.DelegationEvent) string { return r.Key }), err
 	})
 	// An operator's event count over a date range is the same for every
 	// page of it (a frontend pages through a busy operator's events), and
 	// counting a busy operator's month takes tens of milliseconds: kept.
-	l.operatorEventCounts = newPageLoader(wait, func(ctx context.Context, ops []string, f store.DelegationEventFilter) (map[string]int, error) {
+	// The budget is spent by the read, not by the batch, which the cache
+	// may answer.
+	l.operatorEventCounts = newPageLoader(batching{wait: wait}, func(ctx context.Context, ops []string, f store.DelegationEventFilter) (map[string]int, error) {
 		relation := fmt.Sprintf("operator event counts %d %d %q %q %q %q %q",
 			f.Start.UnixNano(), f.End.UnixNano(), f.TxHash, f.Type, f.Strategy, f.Operator, f.Staker)
-		return cachedFetch(entities, relation, func(ctx context.Context, ops []string) (map[string]int, error) {
+		return cachedFetch(entities, relation, budgeted(budget, func(ctx context.Context, ops []string) (map[string]int, error) {
 			return db.CountDelegationEventsByOperators(ctx, ops, f)
-		})(ctx, ops)
+		}))(ctx, ops)
 	})
-	l.stakerWithdrawals = newPageLoader(wait, func(ctx context.Context, stakers []string, a withdrawalArgs) (map[string][]store.StakerWithdrawal, error) {
+	l.stakerWithdrawals = newPageLoader(b, func(ctx context.Context, stakers []string, a withdrawalArgs) (map[string][]store.StakerWithdrawal, error) {
 		rows, err := db.ListWithdrawalsByStakers(ctx, stakers, a.Status, a.Page)
 		return groupBy(rows, func(r store.StakerWithdrawal) string { return r.Key }), err
 	})
-	l.stakerWithdrawalCounts = newPageLoader(wait, db.CountWithdrawalsByStakers)
-	l.stakerDeposits = newPageLoader(wait, func(ctx context.Context, stakers []string, p store.Page) (map[string][]store.Deposit, error) {
+	l.stakerWithdrawalCounts = newPageLoader(b, db.CountWithdrawalsByStakers)
+	l.stakerDeposits = newPageLoader(b, func(ctx context.Context, stakers []string, p store.Page) (map[string][]store.Deposit, error) {
 		rows, err := db.ListDepositsByStakers(ctx, stakers, p)
 		return groupBy(rows, func(r store.Deposit) string { return r.Key }), err
 	})
-	l.stakerDepositCounts = newPageLoader(wait, func(ctx context.Context, stakers []string, _ struct{}) (map[string]int, error) {
+	l.stakerDepositCounts = newPageLoader(b, func(ctx context.Context, stakers []string, _ struct{}) (map[string]int, error) {
 		return db.CountDepositsByStakers(ctx, stakers)
 	})
-	l.avsSubmissions = newPageLoader(wait, func(ctx context.Context, avs []string, p store.Page) (map[string][]store.RewardsSubmission, error) {
+	l.avsSubmissions = newPageLoader(b, func(ctx context.Context, avs []string, p store.Page) (map[string][]store.RewardsSubmission, error) {
 		rows, err := db.ListRewardsSubmissionsByAVS(ctx, avs, p)
 		return groupBy(rows, func(r store.RewardsSubmission) string { return r.Key }), err
 	})
 
-	l.avsOperatorSets = newPageLoader(wait, func(ctx context.Context, avs []string, p store.Page) (map[string][]store.OperatorSet, error) {
+	l.avsOperatorSets = newPageLoader(b, func(ctx context.Context, avs []string, p store.Page) (map[string][]store.OperatorSet, error) {
 		rows, err := db.ListOperatorSetsByAVS(ctx, avs, p)
 		out := make(map[string][]store.OperatorSet)
 		for _, r := range rows {
@@ -317,47 +323,47 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		}
 		return out, err
 	})
-	l.avsOperatorSetCounts = newPageLoader(wait, func(ctx context.Context, avs []string, _ struct{}) (map[string]int, error) {
+	l.avsOperatorSetCounts = newPageLoader(b, func(ctx context.Context, avs []string, _ struct{}) (map[string]int, error) {
 		return db.CountOperatorSetsByAVS(ctx, avs)
 	})
-	l.setMembers = newPageLoader(wait, func(ctx context.Context, sets []string, a memberArgs) (map[string][]store.OperatorSetMember, error) {
+	l.setMembers = newPageLoader(b, func(ctx context.Context, sets []string, a memberArgs) (map[string][]store.OperatorSetMember, error) {
 		rows, err := db.ListOperatorSetMembers(ctx, setRefs(sets), a.Status, a.Page)
 		return groupBy(rows, func(r store.OperatorSetMember) string { return r.Key }), err
 	})
-	l.setMemberCounts = newPageLoader(wait, func(ctx context.Context, sets []string, status store.RegistrationStatus) (map[string]int, error) {
+	l.setMemberCounts = newPageLoader(b, func(ctx context.Context, sets []string, status store.RegistrationStatus) (map[string]int, error) {
 		return db.CountOperatorSetMembers(ctx, setRefs(sets), status)
 	})
-	l.operatorMemberships = newPageLoader(wait, func(ctx context.Context, ops []string, a memberArgs) (map[string][]store.OperatorSetMember, error) {
+	l.operatorMemberships = newPageLoader(b, func(ctx context.Context, ops []string, a memberArgs) (map[string][]store.OperatorSetMember, error) {
 		rows, err := db.ListOperatorSetMembershipsByOperators(ctx, ops, a.Status, a.Page)
 		return groupBy(rows, func(r store.OperatorSetMember) string { return r.Key }), err
 	})
-	l.operatorMembershipCounts = newPageLoader(wait, db.CountOperatorSetMembershipsByOperators)
-	l.operatorAllocations = newPageLoader(wait, func(ctx context.Context, ops []string, p store.Page) (map[string][]store.Allocation, error) {
+	l.operatorMembershipCounts = newPageLoader(b, db.CountOperatorSetMembershipsByOperators)
+	l.operatorAllocations = newPageLoader(b, func(ctx context.Context, ops []string, p store.Page) (map[string][]store.Allocation, error) {
 		rows, err := db.ListAllocationsByOperators(ctx, ops, p)
 		return groupBy(rows, func(r store.Allocation) string { return r.Key }), err
 	})
-	l.operatorAllocationCounts = newPageLoader(wait, func(ctx context.Context, ops []string, _ struct{}) (map[string]int, error) {
+	l.operatorAllocationCounts = newPageLoader(b, func(ctx context.Context, ops []string, _ struct{}) (map[string]int, error) {
 		return db.CountAllocationsByOperators(ctx, ops)
 	})
-	l.operatorSlashings = newPageLoader(wait, func(ctx context.Context, ops []string, p store.Page) (map[string][]store.Slashing, error) {
+	l.operatorSlashings = newPageLoader(b, func(ctx context.Context, ops []string, p store.Page) (map[string][]store.Slashing, error) {
 		rows, err := db.ListSlashingsByOperators(ctx, ops, p)
 		return groupBy(rows, func(r store.Slashing) string { return r.Key }), err
 	})
-	l.operatorSlashingCounts = newPageLoader(wait, func(ctx context.Context, ops []string, _ struct{}) (map[string]int, error) {
+	l.operatorSlashingCounts = newPageLoader(b, func(ctx context.Context, ops []string, _ struct{}) (map[string]int, error) {
 		return db.CountSlashingsByOperators(ctx, ops)
 	})
-	l.setSlashings = newPageLoader(wait, func(ctx context.Context, sets []string, p store.Page) (map[string][]store.Slashing, error) {
+	l.setSlashings = newPageLoader(b, func(ctx context.Context, sets []string, p store.Page) (map[string][]store.Slashing, error) {
 		rows, err := db.ListSlashingsBySets(ctx, setRefs(sets), p)
 		return groupBy(rows, func(r store.Slashing) string { return r.Key }), err
 	})
-	l.setSlashingCounts = newPageLoader(wait, func(ctx context.Context, sets []string, _ struct{}) (map[string]int, error) {
+	l.setSlashingCounts = newPageLoader(b, func(ctx context.Context, sets []string, _ struct{}) (map[string]int, error) {
 		return db.CountSlashingsBySets(ctx, setRefs(sets))
 	})
-	l.setSubmissions = newPageLoader(wait, func(ctx context.Context, sets []string, p store.Page) (map[string][]store.RewardsSubmission, error) {
+	l.setSubmissions = newPageLoader(b, func(ctx context.Context, sets []string, p store.Page) (map[string][]store.RewardsSubmission, error) {
 		rows, err := db.ListRewardsSubmissionsBySets(ctx, setRefs(sets), p)
 		return groupBy(rows, func(r store.RewardsSubmission) string { return r.Key }), err
 	})
-	l.setSubmissionCounts = newPageLoader(wait, func(ctx context.Context, sets []string, _ struct{}) (map[string]int, error) {
+	l.setSubmissionCounts = newPageLoader(b, func(ctx context.Context, sets []string, _ struct{}) (map[string]int, error) {
 		return db.CountRewardsSubmissionsBySets(ctx, setRefs(sets))
 	})
 	return l
@@ -385,10 +391,19 @@ func memberRef(key string) (store.MemberRef, bool) {
 	return store.MemberRef{Operator: op, Set: ref}, ok
 }
 
+// batching configures the loaders of a request: how long a loader collects
+// keys before it runs its batch, and the statement budget that each read of
+// the store spends (nil for no bound).
+type batching struct {
+	wait   time.Duration
+	budget *statementBudget
+}
+
 // newLoader creates a loader whose batch function fetches the values of a
 // batch of keys as a map and answers in key order; keys missing from the
-// map get the zero value of V.
-func newLoader[V any](wait time.Duration, fetch func(ctx context.Context, keys []string) (map[string]V, error)) *dataloader.Loader[string, V] {
+// map get the zero value of V. Each fetch spends one unit of b's budget.
+func newLoader[V any](b batching, fetch func(ctx context.Context, keys []string) (map[string]V, error)) *dataloader.Loader[string, V] {
+	fetch = budgeted(b.budget, fetch)
 	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []string) []*dataloader.Result[V] {
 		values, err := fetch(ctx, keys)
 		out := make([]*dataloader.Result[V], len(keys))
@@ -400,7 +415,7 @@ func newLoader[V any](wait time.Duration, fetch func(ctx context.Context, keys [
 			}
 		}
 		return out
-	}, dataloader.WithWait[string, V](wait))
+	}, dataloader.WithWait[string, V](b.wait))
 }
 
 // entityLoader is a loader of a relation the entity cache keeps. A key the
@@ -419,10 +434,11 @@ type entityLoader[V any] struct {
 
 // newEntityLoader creates the loader of relation, whose records fetch reads
 // from the database, answered from entities when it holds them (a nil
-// entities caches nothing).
-func newEntityLoader[V any](wait time.Duration, entities *EntityCache, relation string, fetch func(ctx context.Context, keys []string) (map[string]V, error)) *entityLoader[V] {
-	cached := cachedFetch(entities, relation, fetch)
-	return &entityLoader[V]{Loader: newLoader(wait, cached), entities: entities, relation: relation, fetch: cached}
+// entities caches nothing). Only the reads of the database spend b's
+// budget.
+func newEntityLoader[V any](b batching, entities *EntityCache, relation string, fetch func(ctx context.Context, keys []string) (map[string]V, error)) *entityLoader[V] {
+	cached := cachedFetch(entities, relation, budgeted(b.budget, fetch))
+	return &entityLoader[V]{Loader: newLoader(batching{wait: b.wait}, cached), entities: entities, relation: relation, fetch: cached}
 }
 
 // Load returns the value of key: at once when the entity cache holds it,
@@ -437,8 +453,9 @@ func (l *entityLoader[V]) Load(ctx context.Context, key string) dataloader.Thunk
 
 // newPageLoader creates a loader for a relation with arguments. Its batch
 // function groups the keys by arguments, fetches each group with one call of
-// fetch, and answers in key order.
-func newPageLoader[A comparable, V any](wait time.Duration, fetch func(ctx context.Context, parents []string, args A) (map[string]V, error)) *dataloader.Loader[pageKey[A], V] {
+// fetch, and answers in key order. Each call of fetch spends one unit of
+// b's budget.
+func newPageLoader[A comparable, V any](b batching, fetch func(ctx context.Context, parents []string, args A) (map[string]V, error)) *dataloader.Loader[pageKey[A], V] {
 	return dataloader.NewBatchedLoader(func(ctx context.Context, keys []pageKey[A]) []*dataloader.Result[V] {
 		groups := make(map[A][]string)
 		var order []A
@@ -450,7 +467,11 @@ func newPageLoader[A comparable, V any](wait time.Duration, fetch func(ctx conte
 		}
 		results := make(map[pageKey[A]]*dataloader.Result[V], len(keys))
 		for _, args := range order {
-			values, err := fetch(ctx, groups[args], args)
+			var values map[string]V
+			err := b.budget.spend()
+			if err == nil {
+				values, err = fetch(ctx, groups[args], args)
+			}
 			for _, parent := range groups[args] {
 				if err != nil {
 					results[pageKey[A]{parent, args}] = &dataloader.Result[V]{Error: err}
@@ -464,7 +485,7 @@ func newPageLoader[A comparable, V any](wait time.Duration, fetch func(ctx conte
 			out[i] = results[k]
 		}
 		return out
-	}, dataloader.WithWait[pageKey[A], V](wait))
+	}, dataloader.WithWait[pageKey[A], V](b.wait))
 }
 
 // shareSet is the shares of one owner (an AVS, operator, staker or
@@ -573,6 +594,11 @@ func (m *memo[T]) get(compute func() (T, error)) (T, error) {
 }
 
 type loadersKey struct{}
+
+// spend records one read of the store that a resolver makes itself,
+// outside the loaders. It returns an error when the request's statement
+// budget does not allow it.
+func (l *loaders) spend() error { return l.budget.spend() }
 
 // withLoaders returns ctx carrying l.
 func withLoaders(ctx context.Context, l *loaders) context.Context {

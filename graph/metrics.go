@@ -16,11 +16,19 @@ import (
 // give the changes. Both snapshot reads are made at most once per request.
 
 func (l *loaders) snapshotTrio(ctx context.Context) (store.SnapshotTrio, error) {
-	return l.snapshots.get(func() (store.SnapshotTrio, error) { return l.db.LatestSnapshots(ctx) })
+	return l.snapshots.get(func() (store.SnapshotTrio, error) {
+		if err := l.spend(); err != nil {
+			return store.SnapshotTrio{}, err
+		}
+		return l.db.LatestSnapshots(ctx)
+	})
 }
 
 func (l *loaders) strategySnapshotTrio(ctx context.Context) (store.StrategySnapshotTrio, error) {
 	return l.strategySnapshots.get(func() (store.StrategySnapshotTrio, error) {
+		if err := l.spend(); err != nil {
+			return store.StrategySnapshotTrio{}, err
+		}
 		return l.db.LatestStrategySnapshots(ctx, "")
 	})
 }

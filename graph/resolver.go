@@ -18,6 +18,18 @@ func loadPage[A comparable, V any](ctx context.Context, l *dataloader.Loader[pag
 	return l.Load(ctx, pageKey[A]{Parent: parent, Args: args})()
 }
 
+// spending returns read, a read of the store that a resolver makes itself,
+// spending one unit of the request's statement budget before each call.
+func spending[V any](l *loaders, read func(context.Context) (V, error)) func(context.Context) (V, error) {
+	return func(ctx context.Context) (V, error) {
+		if err := l.spend(); err != nil {
+			var zero V
+			return zero, err
+		}
+		return read(ctx)
+	}
+}
+
 // pageMeta returns the paging information of a page; total runs count when
 // a query selects it.
 func pageMeta(p store.Page, count func(context.Context) (int, error)) *model.PageMeta {
@@ -80,6 +92,9 @@ func stakerByAddress(ctx context.Context, address string) (*model.Staker, error)
 // window, and primes the loader with it for the rest of the request.
 func rootStaker(ctx context.Context, address string) (*model.Staker, error) {
 	l := loadersFor(ctx)
+	if err := l.spend(); err != nil {
+		return nil, err
+	}
 	rows, err := l.db.StakersByAddresses(ctx, []string{address})
 	if err != nil {
 		return nil, err

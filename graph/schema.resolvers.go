@@ -530,14 +530,18 @@ func (r *queryResolver) AvsList(ctx context.Context, searchMode *model.SearchMod
 		return nil, err
 	}
 	filter := store.AVSFilter{Search: searchFrom(searchMode, searchByText), IncludeInvisible: includeInvisible != nil && *includeInvisible}
-	db := loadersFor(ctx).db
+	l := loadersFor(ctx)
+	db := l.db
+	if err := l.spend(); err != nil {
+		return nil, err
+	}
 	rows, err := db.ListAVS(ctx, filter, sort, page)
 	if err != nil {
 		return nil, err
 	}
 	return &model.AvsPage{
 		Data: mapList(rows, func(a store.AVS) *model.Avs { return avsFromStore(&a) }),
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) { return db.CountAVS(ctx, filter) }),
+		Meta: pageMeta(page, spending(l, func(ctx context.Context) (int, error) { return db.CountAVS(ctx, filter) })),
 	}, nil
 }
 
@@ -548,14 +552,18 @@ func (r *queryResolver) AvsAddresses(ctx context.Context, searchMode *model.Sear
 		return nil, err
 	}
 	filter := store.AVSFilter{Search: searchFrom(searchMode, searchByText), IncludeInvisible: includeInvisible != nil && *includeInvisible}
-	db := loadersFor(ctx).db
+	l := loadersFor(ctx)
+	db := l.db
+	if err := l.spend(); err != nil {
+		return nil, err
+	}
 	rows, err := db.ListAVS(ctx, filter, store.Sort{}, page)
 	if err != nil {
 		return nil, err
 	}
 	return &model.AvsAddressPage{
 		Data: mapList(rows, func(a store.AVS) *model.AvsAddress { return avsAddressFromStore(&a) }),
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) { return db.CountAVS(ctx, filter) }),
+		Meta: pageMeta(page, spending(l, func(ctx context.Context) (int, error) { return db.CountAVS(ctx, filter) })),
 	}, nil
 }
 
@@ -581,6 +589,9 @@ func (r *queryResolver) Operators(ctx context.Context, searchMode *model.SearchM
 	filter := store.OperatorFilter{Search: searchFrom(searchMode, searchByText)}
 	l := loadersFor(ctx)
 	db := l.db
+	if err := l.spend(); err != nil {
+		return nil, err
+	}
 	addresses, err := db.ListOperatorAddresses(ctx, filter, sort, page)
 	if err != nil {
 		return nil, err
@@ -600,7 +611,7 @@ func (r *queryResolver) Operators(ctx context.Context, searchMode *model.SearchM
 	}
 	return &model.OperatorPage{
 		Data: data,
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) { return db.CountOperators(ctx, filter) }),
+		Meta: pageMeta(page, spending(l, func(ctx context.Context) (int, error) { return db.CountOperators(ctx, filter) })),
 	}, nil
 }
 
@@ -628,7 +639,11 @@ func (r *queryResolver) Withdrawals(ctx context.Context, stakerAddress *string, 
 	if status != nil {
 		filter.Status = store.WithdrawalStatus(*status)
 	}
-	db := loadersFor(ctx).db
+	l := loadersFor(ctx)
+	db := l.db
+	if err := l.spend(); err != nil {
+		return nil, err
+	}
 	rows, err := db.ListWithdrawals(ctx, filter, page)
 	if err != nil {
 		return nil, err
@@ -639,7 +654,7 @@ func (r *queryResolver) Withdrawals(ctx context.Context, stakerAddress *string, 
 	}
 	return &model.WithdrawalPage{
 		Data: data,
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) { return db.CountWithdrawals(ctx, filter) }),
+		Meta: pageMeta(page, spending(l, func(ctx context.Context) (int, error) { return db.CountWithdrawals(ctx, filter) })),
 	}, nil
 }
 
@@ -672,14 +687,18 @@ func (r *queryResolver) OperatorSets(ctx context.Context, avs *string, skip *int
 		return nil, err
 	}
 	filter := store.OperatorSetFilter{AVS: stringValue(avs)}
-	db := loadersFor(ctx).db
+	l := loadersFor(ctx)
+	db := l.db
+	if err := l.spend(); err != nil {
+		return nil, err
+	}
 	rows, err := db.ListOperatorSets(ctx, filter, page)
 	if err != nil {
 		return nil, err
 	}
 	return &model.OperatorSetPage{
 		Data: mapList(rows, func(s store.OperatorSet) *model.OperatorSet { return operatorSetFromStore(&s) }),
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) { return db.CountOperatorSets(ctx, filter) }),
+		Meta: pageMeta(page, spending(l, func(ctx context.Context) (int, error) { return db.CountOperatorSets(ctx, filter) })),
 	}, nil
 }
 
@@ -700,20 +719,28 @@ func (r *queryResolver) Slashings(ctx context.Context, avs *string, operator *st
 		Start:    start,
 		End:      end,
 	}
-	db := loadersFor(ctx).db
+	l := loadersFor(ctx)
+	db := l.db
+	if err := l.spend(); err != nil {
+		return nil, err
+	}
 	rows, err := db.ListSlashings(ctx, filter, page)
 	if err != nil {
 		return nil, err
 	}
 	return &model.SlashingPage{
 		Data: mapList(rows, slashingFromStore),
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) { return db.CountSlashings(ctx, filter) }),
+		Meta: pageMeta(page, spending(l, func(ctx context.Context) (int, error) { return db.CountSlashings(ctx, filter) })),
 	}, nil
 }
 
 // Strategies is the resolver for the strategies field.
 func (r *queryResolver) Strategies(ctx context.Context) ([]*model.Strategy, error) {
-	db := loadersFor(ctx).db
+	l := loadersFor(ctx)
+	db := l.db
+	if err := l.spend(); err != nil {
+		return nil, err
+	}
 	rows, err := db.ListStrategies(ctx)
 	return mapList(rows, func(s store.StrategyState) *model.Strategy { return strategyFromStore(&s) }), err
 }
@@ -738,7 +765,11 @@ func (r *queryResolver) RewardsSubmission(ctx context.Context, rewardsSubmission
 
 // RewardStrategies is the resolver for the rewardStrategies field.
 func (r *queryResolver) RewardStrategies(ctx context.Context) (*model.RewardStrategies, error) {
-	db := loadersFor(ctx).db
+	l := loadersFor(ctx)
+	db := l.db
+	if err := l.spend(); err != nil {
+		return nil, err
+	}
 	rows, err := db.ListRewardStrategies(ctx)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,210 @@
+package graph_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stakegraph/stakegraph/graph"
+	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
+)
+
+// dbProxy forwards TCP connections to a PostgreSQL server until it is cut,
+// which breaks every open connection and refuses new ones, as a database
+// outage would.
+type dbProxy struct {
+	ln      net.Listener
+	network string // of the server: "tcp" or "unix"
+	addr    string
+
+	mu    sync.Mutex
+	down  bool
+	conns map[net.Conn]bool
+}
+
+// newDBProxy starts a proxy in front of the server of dbURL and returns it
+// with the URL of the same database through the proxy.
+func newDBProxy(t *testing.T, dbURL string) (*dbProxy, string) {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &dbProxy{network: "tcp", addr: u.Host, conns: map[net.Conn]bool{}}
+	q := u.Query()
+	if host := q.Get("host"); u.Host == "" && host != "" {
+		p.network, p.addr = "unix", filepath.Join(host, ".s.PGSQL."+q.Get("port"))
+	}
+	if p.ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		p.ln.Close()
+		p.cut(true)
+	})
+	go p.serve()
+	q.Del("host")
+	q.Del("port")
+	u.Host = p.ln.Addr().String()
+	u.RawQuery = q.Encode()
+	return p, u.String()
+}
+
+func (p *dbProxy) serve() {
+	for {
+		client, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		down := p.down
+		p.mu.Unlock()
+		if down {
+			client.Close()
+			continue
+		}
+		server, err := net.Dial(p.network, p.addr)
+		if err != nil {
+			client.Close()
+			continue
+		}
+		p.mu.Lock()
+		p.conns[client], p.conns[server] = true, true
+		p.mu.Unlock()
+		go func() { io.Copy(server, client); server.Close() }()
+		go func() { io.Copy(client, server); client.Close() }()
+	}
+}
+
+// cut sets whether the database is unreachable, breaking open connections
+// when it becomes so.
+func (p *dbProxy) cut(down bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = down
+	if down {
+		for c := range p.conns {
+			c.Close()
+		}
+		clear(p.conns)
+	}
+}
+
+// lineBuffer is a log destination that keeps its lines.
+type lineBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lineBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lineBuffer) lines() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.FieldsFunc(b.buf.String(), func(r rune) bool { return r == '\n' })
+}
+
+// TestDatabaseUnavailable checks that a request whose fields fail because
+// the database is down is answered 503 with the unavailable error in each
+// failed field, and logged in one line however many fields failed.
+func TestDatabaseUnavailable(t *testing.T) {
+	proxy, proxied := newDBProxy(t, storetest.NewURL(t))
+	ctx := context.Background()
+	db, err := store.Open(ctx, proxied, store.PoolConfig{MaxOpenConns: 4, MaxIdleConns: 4, ConnMaxLifetime: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	logs := &lineBuffer{}
+	opts := testOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	srv := newProbeServer(t, db, opts)
+	query := graphQLBody(aliases(50, page, ""))
+
+	status, _, body := send(t, http.MethodPost, srv, "application/json", bytes.NewReader(query))
+	if r := decodeResponse(t, body); status != http.StatusOK || len(r.Errors) > 0 {
+		t.Fatalf("before the outage: %d %+v", status, r.Errors)
+	}
+
+	proxy.cut(true)
+	start := time.Now()
+	status, header, body := send(t, http.MethodPost, srv, "application/json", bytes.NewReader(query))
+	elapsed := time.Since(start)
+	r := decodeResponse(t, body)
+	if status != http.StatusServiceUnavailable || len(r.Errors) == 0 || !strings.HasPrefix(header.Get("Content-Type"), "application/json") {
+		t.Fatalf("during the outage: %d %s %.300s", status, header.Get("Content-Type"), body)
+	}
+	for _, e := range r.Errors {
+		if e.Extensions.Code != "internal_server_error" || !strings.Contains(e.Message, "unavailable") {
+			t.Errorf("error %+v", e)
+		}
+	}
+	if elapsed > probeTimeout {
+		t.Errorf("answered in %v", elapsed)
+	}
+	lines := logs.lines()
+	if len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "graphql: request failed") {
+		t.Errorf("%d log lines for one request whose %d fields failed:\n%s", len(lines), len(r.Errors), strings.Join(lines, "\n"))
+	}
+
+	proxy.cut(false)
+	status, _, body = send(t, http.MethodPost, srv, "application/json", bytes.NewReader(query))
+	if r := decodeResponse(t, body); status != http.StatusOK || len(r.Errors) > 0 {
+		t.Errorf("after the outage: %d %+v", status, r.Errors)
+	}
+}
+
+// TestRequestDeadline checks that a request whose statements wait past the
+// request's deadline (here on a table another transaction locked) is
+// answered promptly with a timeout: 504, code gateway_timeout.
+func TestRequestDeadline(t *testing.T) {
+	db := demoDB(t)
+	logs := &lineBuffer{}
+	opts := testOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	h := graph.NewHandler(db, opts)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 300*time.Millisecond)
+		defer cancel()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	}))
+	t.Cleanup(srv.Close)
+
+	tx, err := db.BeginTx(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.Exec(`LOCK TABLE withdrawals IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	status, _, body := send(t, http.MethodPost, srv.URL, "application/json", bytes.NewReader(graphQLBody(aliases(10, page, ""))))
+	elapsed := time.Since(start)
+	r := decodeResponse(t, body)
+	t.Logf("answered %d in %v", status, elapsed)
+	if status != http.StatusGatewayTimeout || len(r.Errors) == 0 || r.Errors[0].Extensions.Code != "gateway_timeout" {
+		t.Errorf("answer %d: %.300s", status, body)
+	}
+	if elapsed > probeTimeout {
+		t.Errorf("answered in %v", elapsed)
+	}
+	if lines := logs.lines(); len(lines) != 1 {
+		t.Errorf("%d log lines:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+}
