@@ -41,6 +41,15 @@ var serveCommand = command{
 			"PostgreSQL statement_timeout (a `duration`) of the API's database connections, not the indexer's; a statement past it fails the request with 504; 0 means none (env STAKEGRAPH_STATEMENT_TIMEOUT)")
 		connsPerRequest := intFlag(fs, c, &limitErrs, "db-conns-per-request", "STAKEGRAPH_DB_CONNS_PER_REQUEST", server.DefaultConnsPerRequest,
 			fmt.Sprintf("most database connections (of the API's %d) one request uses at once; 0 means no limit (env STAKEGRAPH_DB_CONNS_PER_REQUEST)", store.DefaultPool.MaxOpenConns))
+		var gql graphLimits
+		gql.body = intFlag(fs, c, &limitErrs, "graphql-body-limit", "STAKEGRAPH_GRAPHQL_BODY_LIMIT", graph.DefaultBodyLimit,
+			"largest /graphql request body (and GET query string) in `bytes`; a larger one is answered 413 (env STAKEGRAPH_GRAPHQL_BODY_LIMIT)")
+		gql.fields = intFlag(fs, c, &limitErrs, "graphql-field-limit", "STAKEGRAPH_GRAPHQL_FIELD_LIMIT", graph.DefaultFieldLimit,
+			"most fields, aliases included, one GraphQL document may select, checked before validation (env STAKEGRAPH_GRAPHQL_FIELD_LIMIT)")
+		gql.complexity = intFlag(fs, c, &limitErrs, "graphql-complexity-limit", "STAKEGRAPH_GRAPHQL_COMPLEXITY_LIMIT", graph.DefaultComplexityLimit,
+			"largest complexity of a GraphQL operation: about the values it can return, lists counted at their page size, introspection included (env STAKEGRAPH_GRAPHQL_COMPLEXITY_LIMIT)")
+		gql.statements = intFlag(fs, c, &limitErrs, "graphql-statement-limit", "STAKEGRAPH_GRAPHQL_STATEMENT_LIMIT", graph.DefaultStatementLimit,
+			"most database reads one GraphQL request may make before it is stopped (env STAKEGRAPH_GRAPHQL_STATEMENT_LIMIT)")
 		index := registerIndexFlags(fs, c, false)
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -56,6 +65,8 @@ var serveCommand = command{
 				return usagef("--statement-timeout must not be negative")
 			case *connsPerRequest < 0:
 				return usagef("--db-conns-per-request must not be negative")
+			case *gql.body <= 0 || *gql.fields <= 0 || *gql.complexity <= 0 || *gql.statements <= 0:
+				return usagef("--graphql-body-limit, --graphql-field-limit, --graphql-complexity-limit and --graphql-statement-limit must be positive")
 			}
 			if c.getenv("GOMEMLIMIT") == "" {
 				debug.SetMemoryLimit(serveMemoryLimit)
@@ -93,7 +104,7 @@ var serveCommand = command{
 					RequestTimeout:  orNegative(*requestTimeout),
 					ConnsPerRequest: orNegative(*connsPerRequest),
 				},
-				server.Deps{DB: pools.api, Registry: registry, Mounts: apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, entities: *entities})},
+				server.Deps{DB: pools.api, Registry: registry, Mounts: apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, entities: *entities}, gql)},
 			)
 			return srv.Run(ctx)
 		}
@@ -217,7 +228,13 @@ type cacheOptions struct {
 // changes; the cache sits behind the API-key middleware, so every request
 // is authenticated and rate-limited first. With caches.entities set, the
 // GraphQL handler and the REST executor share one graph.EntityCache.
-func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometheus.Registry, caches cacheOptions) []func(chi.Router) {
+// graphLimits are the limits of /graphql that serve's flags set; the REST
+// routes' fixed operations run without them.
+type graphLimits struct {
+	body, fields, complexity, statements *int
+}
+
+func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometheus.Registry, caches cacheOptions, limits graphLimits) []func(chi.Router) {
 	db := pools.api
 	auth := apikey.New(db, apikey.Options{Logger: c.logger})
 	// SQL statements sent by this process, for statements-per-request
@@ -247,6 +264,8 @@ func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometh
 	// browser can open it; its queries need one.
 	gqlOpts := opts
 	gqlOpts.Logger, gqlOpts.Authenticate = c.logger, gqlAuth
+	gqlOpts.BodyLimit, gqlOpts.FieldLimit = int64(*limits.body), *limits.fields
+	gqlOpts.ComplexityLimit, gqlOpts.StatementLimit = *limits.complexity, *limits.statements
 	gql := graph.NewHandler(db, gqlOpts)
 	// The REST API runs each route's operation through the same schema, and
 	// shares the key cache and rate limits with /graphql.
