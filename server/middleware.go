@@ -107,7 +107,8 @@ func logRequests(logger *slog.Logger) func(http.Handler) http.Handler {
 	}
 }
 
-// redactQuery hides the values of query parameters that may hold secrets.
+// redactQuery hides the values of query parameters that may hold secrets
+// and cuts a long query string.
 func redactQuery(raw string) string {
 	if raw == "" {
 		return ""
@@ -122,8 +123,16 @@ func redactQuery(raw string) string {
 			q[name] = []string{"REDACTED"}
 		}
 	}
-	return q.Encode()
+	enc := q.Encode()
+	if len(enc) > maxLoggedQuery {
+		// A GraphQL GET carries its whole query; the log keeps its start.
+		enc = fmt.Sprintf("%s… (%d bytes)", strings.ToValidUTF8(enc[:maxLoggedQuery], ""), len(enc))
+	}
+	return enc
 }
+
+// maxLoggedQuery is how much of a query string a request's log line keeps.
+const maxLoggedQuery = 512
 
 // routePattern returns the pattern of the route that served r, or
 // "unmatched", so that metrics get a bounded set of labels.
