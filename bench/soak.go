@@ -132,9 +132,10 @@ type RestartResult struct {
 	DownServed200 int
 	// Down503 counts the REST 503s while down and Down503JSON those whose
 	// body is the contract's JSON error; DownGraphQL counts the GraphQL
-	// answers whose errors say internal_server_error (GraphQL answers
-	// failed execution with 200). DownFailureP99 is the p99 latency of
-	// all of those failures.
+	// answers whose errors all say internal_server_error (503 since the
+	// GraphQL endpoint reports an unavailable database with that status;
+	// 200 from a server that answers failed execution with 200).
+	// DownFailureP99 is the p99 latency of all of those failures.
 	Down503, Down503JSON, DownGraphQL int
 	DownFailureP99                    time.Duration
 	// DownOther describes up to five answers while down that were none of
@@ -193,7 +194,7 @@ func Restart(ctx context.Context, c *Client, next func(*rand.Rand) Request, cfg 
 		case o.at >= res.StopEnded && o.at < res.StartBegan:
 			res.Down.add(req, o.Outcome)
 			switch {
-			case o.Status == 200 && o.GraphQLUnavailable:
+			case (o.Status == 503 || o.Status == 200) && o.GraphQLUnavailable:
 				res.DownGraphQL++
 				down503 = append(down503, o.Latency)
 			case o.Status == 200 && o.GraphQLError:
@@ -279,7 +280,7 @@ func (r RestartResult) Report() string {
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s |\n", p.name, p.s.Requests, p.s.StatusSummary(), ms(p.s.Percentile(0.5)), ms(p.s.Percentile(0.99)))
 	}
 	fmt.Fprintf(&b, "\n| Check | Result | Verdict |\n|---|---|---|\n")
-	fmt.Fprintf(&b, "| While down: REST answers 503 with the JSON error body, GraphQL an error with code internal_server_error (status 200, GraphQL's convention); a few 200s are cache hits before the cache notices, or requests in flight when it stopped | %d × 503 (%d with the JSON body), %d GraphQL errors, %d × 200, %d other | %s |\n",
+	fmt.Fprintf(&b, "| While down: REST answers 503 with the JSON error body, GraphQL 503 with errors whose code is internal_server_error; a few 200s are cache hits before the cache notices, or requests in flight when it stopped | %d × 503 (%d with the JSON body), %d GraphQL errors, %d × 200, %d other | %s |\n",
 		r.Down503, r.Down503JSON, r.DownGraphQL, r.DownServed200, r.Down.Requests-r.Down503-r.DownGraphQL-r.DownServed200, mark(downOK))
 	fmt.Fprintf(&b, "| While down: failures are fast | p99 %s ms | %s |\n", ms(r.DownFailureP99), mark(r.DownFailureP99 <= time.Second))
 	recovered := r.FirstDBSuccess > 0 && r.LastFailure < 10*time.Second && r.After.Requests > 0
