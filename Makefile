@@ -73,6 +73,10 @@ fmt-check: ## Fail, listing them, if Go files are not gofmt-formatted.
 		-o -name '*.go' -print | xargs gofmt -l); \
 	if [ -n "$$files" ]; then echo "These files need gofmt:"; echo "$$files"; exit 1; fi
 
+.PHONY: graphql-audit
+graphql-audit: postgres ## Run graphql-http's GraphQL-over-HTTP audit against /graphql (needs node and npm; part of make test).
+	$(GO) test -count=1 -v -run 'TestGraphQLOverHTTPAudit' ./graph
+
 .PHONY: generate
 generate: ## Run go generate.
 	$(GO) generate ./...

@@ -96,11 +96,10 @@ func errorCode(err error, presented *gqlerror.Error) string {
 	case errcode.ParseFailed:
 		return codeBadRequest
 	case errcode.ValidationFailed:
-		// Values of variables that do not fit their types are invalid
-		// arguments; anything else wrong with the document is a bad request.
-		if len(presented.Path) > 0 && presented.Path[0] == ast.PathName("variable") {
-			return codeUnprocessableEntity
-		}
+		// A document that is not valid, and variables whose values do not
+		// fit their types (as a literal of the wrong type makes the
+		// document invalid), are bad requests: GraphQL over HTTP answers
+		// both 400.
 		return codeBadRequest
 	case gqlgenComplexityLimit, depthLimitExceeded, documentLimitExceeded:
 		return codeUnprocessableEntity

@@ -28,6 +28,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/stakegraph/stakegraph/internal/cors"
 	"github.com/stakegraph/stakegraph/store"
 )
 
@@ -129,9 +130,17 @@ func newSchema() graphql.ExecutableSchema {
 	return NewExecutableSchema(cfg)
 }
 
-// NewHandler returns the /graphql endpoint. A GET that accepts text/html
-// (a browser) gets the GraphiQL playground; every other request is a
-// GraphQL request over GET or POST, authenticated by opts.Authenticate.
+// AllowedMethods are the methods of the /graphql endpoint, its Allow
+// header.
+const AllowedMethods = "GET, HEAD, POST, OPTIONS"
+
+// NewHandler returns the /graphql endpoint. A GET or HEAD that accepts
+// text/html (a browser) gets the GraphiQL playground; an OPTIONS request
+// (a browser's CORS preflight) is answered 204 before the key check, as
+// the REST API answers it (package cors); every other request is a GraphQL
+// request over GET or POST, authenticated by opts.Authenticate. Every
+// response allows any origin and says Vary: Accept, since its media type
+// follows the Accept header (see ResponseMediaType).
 func NewHandler(db *store.DB, opts Options) http.Handler {
 	opts = opts.withDefaults()
 
@@ -166,8 +175,9 @@ func NewHandler(db *store.DB, opts Options) http.Handler {
 		api = opts.Authenticate(api)
 	}
 	playground := newPlayground()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && playground.wanted(r) {
+	return cors.Middleware(AllowedMethods)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Vary", "Accept")
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && playground.wanted(r) {
 			playground.ServeHTTP(w, r)
 			return
 		}
@@ -177,8 +187,14 @@ func NewHandler(db *store.DB, opts Options) http.Handler {
 			r.Body = http.MaxBytesReader(w, r.Body, opts.BodyLimit)
 		}
 		api.ServeHTTP(w, r)
-	})
+	}))
 }
+
+// ResponseMediaType returns the media type of the endpoint's response to
+// r, which it chooses from r's Accept header: application/json or
+// application/graphql-response+json. The response cache keeps GraphQL
+// responses apart by it.
+func ResponseMediaType(r *http.Request) string { return responseMediaType(r) }
 
 // maxCachedQueryBytes bounds the queries whose parsed documents are kept
 // (and of the queries kept for automatic persisted queries), so that the

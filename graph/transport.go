@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -44,7 +45,10 @@ const (
 //     budget's error alone;
 //   - a request whose fields failed because the database was unavailable
 //     is answered 503 (504 when time ran out), so that clients and load
-//     balancers can tell it from an answer; and
+//     balancers can tell it from an answer;
+//   - the statuses and media types of the answers are those GraphQL over
+//     HTTP asks for (see responseMediaType and operationErrorStatus), and
+//     an answer whose status is not 2xx has no data entry; and
 //   - the failures of a request are logged once, not once per field.
 type endpoint struct {
 	exec *executor.Executor
@@ -65,7 +69,7 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	params, rerr := readParams(w, r, e.opts.BodyLimit)
 	if rerr != nil {
 		if rerr.status == http.StatusMethodNotAllowed {
-			w.Header().Set("Allow", "GET, HEAD, POST")
+			w.Header().Set("Allow", AllowedMethods)
 		}
 		writeResponse(w, media, rerr.status, errorResponse(rerr.code, rerr.message))
 		return
@@ -104,7 +108,10 @@ func (e *endpoint) execute(ctx context.Context, params *graphql.RawParams, media
 	params.ReadTime.End = graphql.Now()
 	opCtx, errs := e.exec.CreateOperationContext(ctx, params)
 	if errs != nil {
-		return e.exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs), operationErrorStatus(errs, media)
+		resp := e.exec.DispatchError(graphql.WithOperationContext(ctx, opCtx), errs)
+		// The operation did not run: the response has no data entry.
+		resp.Data = nil
+		return resp, operationErrorStatus(errs, resp.Errors, media)
 	}
 	responses, ctx := e.exec.DispatchOperation(ctx, opCtx)
 	resp := responses(ctx)
@@ -126,18 +133,30 @@ func (e *endpoint) execute(ctx context.Context, params *graphql.RawParams, media
 var errRequestEnded = errors.New("the request ended before its operation ran")
 
 // operationErrorStatus returns the status of a request the executor
-// rejected before running it, as gqlgen's transports do: a document that
-// does not parse, is not valid or exceeds a limit is answered 422, or 400
-// when the client accepts application/graphql-response+json; other errors
-// (an unknown persisted query) 200.
-func operationErrorStatus(errs gqlerror.List, media string) int {
-	if errcode.GetErrorKind(errs) != errcode.KindProtocol {
+// rejected before running it, with the errors errs, presented as
+// presented, for a response of media type media:
+//
+//   - a document over one of the limits of Options (code
+//     unprocessable_entity) is answered 422 with either media type, as a
+//     request stopped by its statement budget is;
+//   - the errors GraphQL itself defines (a document that does not parse or
+//     is not valid, variables that do not fit their types, an unknown
+//     operation; code bad_request) are answered as GraphQL over HTTP asks:
+//     400 with application/graphql-response+json, 200 with
+//     application/json, whose clients read the errors, each with its code,
+//     from the body;
+//   - errors that are not about the request's document (an unknown
+//     persisted query) are answered 200.
+func operationErrorStatus(errs, presented gqlerror.List, media string) int {
+	switch {
+	case errcode.GetErrorKind(errs) != errcode.KindProtocol:
 		return http.StatusOK
-	}
-	if media == mediaGraphQLResponse {
+	case len(presented) > 0 && presented[0].Extensions["code"] == codeUnprocessableEntity:
+		return http.StatusUnprocessableEntity
+	case media == mediaGraphQLResponse:
 		return http.StatusBadRequest
 	}
-	return http.StatusUnprocessableEntity
+	return http.StatusOK
 }
 
 // readParams reads the GraphQL request of r, reading at most limit bytes
@@ -167,7 +186,7 @@ func readParams(w http.ResponseWriter, r *http.Request, limit int64) (*graphql.R
 				return nil, &requestError{http.StatusBadRequest, codeBadRequest, "the extensions parameter is not a JSON object: " + err.Error()}
 			}
 		}
-		return params, nil
+		return params, checkQuery(params)
 	case http.MethodPost:
 		mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 		if mt != mediaJSON {
@@ -194,11 +213,21 @@ func readParams(w http.ResponseWriter, r *http.Request, limit int64) (*graphql.R
 			return nil, &requestError{http.StatusBadRequest, codeBadRequest, "the request body is not a GraphQL request in JSON: " + err.Error()}
 		}
 		params.Query, params.OperationName, params.Variables, params.Extensions = p.Query, p.OperationName, p.Variables, p.Extensions
-		return params, nil
+		return params, checkQuery(params)
 	default:
 		return nil, &requestError{http.StatusMethodNotAllowed, codeMethodNotAllowed,
 			fmt.Sprintf("method %s is not allowed: GraphQL requests are GET or POST", capMessage(r.Method))}
 	}
+}
+
+// checkQuery returns the error of a request without a query, unless it
+// names an automatic persisted query by its hash, whose query the executor
+// supplies.
+func checkQuery(params *graphql.RawParams) *requestError {
+	if params.Query != "" || params.Extensions["persistedQuery"] != nil {
+		return nil
+	}
+	return &requestError{http.StatusBadRequest, codeBadRequest, "the request has no query parameter"}
 }
 
 // codeMethodNotAllowed is the contract's code of a method a route does not
@@ -242,28 +271,51 @@ func decodeJSON(data []byte, v any) error {
 	return errors.New("it is not valid JSON")
 }
 
-// responseMediaType returns the media type of the response to r:
-// application/graphql-response+json when the client accepts it before
-// application/json, else application/json (gqlgen's transports choose the
-// same way).
+// responseMediaType returns the media type of the response to r, which
+// GraphQL over HTTP lets the client choose with its Accept header:
+// application/graphql-response+json when the client prefers it (it has the
+// highest quality among the acceptable types of the header, or the same
+// as application/json and is listed before it), else application/json,
+// which is also the answer to a request without an Accept header or that
+// accepts */* or application/* (a client that predates
+// application/graphql-response+json). A header that accepts neither (only
+// text/plain, say) gets application/graphql-response+json rather than 406.
 func responseMediaType(r *http.Request) string {
-	accept := r.Header.Get("Accept")
-	if accept == "" {
+	accept := r.Header.Values("Accept")
+	if len(accept) == 0 {
 		return mediaJSON
 	}
-	for part := range strings.SplitSeq(accept, ",") {
-		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
-		if err != nil {
-			continue
-		}
-		switch mt {
-		case "*/*", "application/*", mediaJSON:
-			return mediaJSON
-		case mediaGraphQLResponse:
-			return mediaGraphQLResponse
+	best, bestQ := "", 0.0
+	for _, header := range accept {
+		for part := range strings.SplitSeq(header, ",") {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err != nil {
+				continue
+			}
+			var media string
+			switch mt {
+			case "*/*", "application/*", mediaJSON:
+				media = mediaJSON
+			case mediaGraphQLResponse:
+				media = mediaGraphQLResponse
+			default:
+				continue
+			}
+			q := 1.0
+			if v, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f <= 1 {
+					q = f
+				}
+			}
+			if q > bestQ {
+				best, bestQ = media, q
+			}
 		}
 	}
-	return mediaGraphQLResponse
+	if best == "" {
+		return mediaGraphQLResponse
+	}
+	return best
 }
 
 // errorResponse is a response of one error with a code.
@@ -279,9 +331,15 @@ type wireResponse struct {
 	Extensions map[string]any  `json:"extensions,omitempty"`
 }
 
-// writeResponse writes resp with status as the body of media type media.
+// writeResponse writes resp with status as the body of media type media,
+// without its data when status is not 2xx: GraphQL over HTTP allows data
+// only in a successful answer.
 func writeResponse(w http.ResponseWriter, media string, status int, resp *graphql.Response) {
-	body, err := json.Marshal(wireResponse{Errors: resp.Errors, Data: resp.Data, Extensions: resp.Extensions})
+	data := resp.Data
+	if status < 200 || status > 299 {
+		data = nil
+	}
+	body, err := json.Marshal(wireResponse{Errors: resp.Errors, Data: data, Extensions: resp.Extensions})
 	if err != nil {
 		slog.Error("graphql: encode response", "err", err)
 		status = http.StatusInternalServerError

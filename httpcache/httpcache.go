@@ -14,7 +14,9 @@
 //
 // The cache knows nothing of the routes it fronts. Middleware keys REST
 // requests by path and normalized query string; GraphQLMiddleware keys
-// GraphQL requests by their body (POST) or query string (GET). Only 200
+// GraphQL requests by their body (POST) or query string (GET) and by the
+// media type the endpoint negotiates from the Accept header
+// (Options.GraphQLMediaType), and its responses say Vary: Accept. Only 200
 // responses are stored, and for GraphQL only those without errors.
 // Concurrent requests for a response that is not cached yet wait for the
 // first one instead of all running the same queries.
@@ -87,6 +89,14 @@ type Options struct {
 	// MaxRequestBytes is the largest GraphQL POST body that is cached;
 	// larger ones pass through. Default 64 KiB.
 	MaxRequestBytes int64
+	// GraphQLMediaType returns the media type of the GraphQL endpoint's
+	// response to a request, which the endpoint chooses from the request's
+	// Accept header (graph.ResponseMediaType). GraphQLMiddleware keeps the
+	// responses of each media type apart, so that a client is never given
+	// a response in a media type it did not ask for. When nil, the Accept
+	// header as sent stands for the media type: as safe, but requests that
+	// spell the same choice differently do not share entries.
+	GraphQLMediaType func(r *http.Request) string
 	// Registerer, when set, receives the cache's Prometheus metrics.
 	Registerer prometheus.Registerer
 	// Logger receives version changes and poll failures; slog.Default()
@@ -114,6 +124,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxRequestBytes <= 0 {
 		o.MaxRequestBytes = 64 << 10
+	}
+	if o.GraphQLMediaType == nil {
+		o.GraphQLMediaType = func(r *http.Request) string { return strings.TrimSpace(r.Header.Get("Accept")) }
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -157,6 +170,9 @@ type entry struct {
 	etag        string // of the uncompressed body
 	gzipETag    string // of gzipBody
 	expires     time.Time
+	// varyAccept says the response depends on the Accept header (it is
+	// stored under the negotiated media type).
+	varyAccept bool
 }
 
 // size is the memory e holds: its body and key, the entry, its list
@@ -357,15 +373,18 @@ func (c *Cache) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		// REST responses are application/json whatever the Accept header
+		// says, so it is not part of the key.
 		key := "rest " + r.URL.Path + "?" + normalizeQuery(r.URL.Query())
-		c.handle(w, r, key, next, func(rec *recorder) bool { return true })
+		c.handle(w, r, key, false, next, func(rec *recorder) bool { return true })
 	})
 }
 
 // GraphQLMiddleware caches the responses of a GraphQL endpoint to POST
 // requests with a JSON body (keyed by the body) and to GET requests (keyed
-// by the normalized query string). Responses that carry errors are not
-// stored.
+// by the normalized query string), apart for each media type the endpoint
+// negotiates (Options.GraphQLMediaType); its responses say Vary: Accept.
+// Responses that carry errors are not stored.
 func (c *Cache) GraphQLMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var key string
@@ -394,13 +413,15 @@ func (c *Cache) GraphQLMiddleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		c.handle(w, r, key, next, func(rec *recorder) bool { return !hasGraphQLErrors(rec.body.Bytes()) })
+		key += " as " + c.opts.GraphQLMediaType(r)
+		c.handle(w, r, key, true, next, func(rec *recorder) bool { return !hasGraphQLErrors(rec.body.Bytes()) })
 	})
 }
 
 // handle answers r from the cache, or runs next and stores its response
-// when cacheable says so.
-func (c *Cache) handle(w http.ResponseWriter, r *http.Request, key string, next http.Handler, cacheable func(*recorder) bool) {
+// when cacheable says so. varyAccept says the key holds the media type
+// negotiated from the Accept header.
+func (c *Cache) handle(w http.ResponseWriter, r *http.Request, key string, varyAccept bool, next http.Handler, cacheable func(*recorder) bool) {
 	version, known := c.current()
 	if !known {
 		c.metrics.requests.WithLabelValues("bypass").Inc()
@@ -454,6 +475,7 @@ func (c *Cache) handle(w http.ResponseWriter, r *http.Request, key string, next 
 	var e *entry
 	if rec.status == http.StatusOK && rec.body.Len() <= c.opts.MaxEntryBytes && cacheable(rec) {
 		e = c.newEntry(key, rec)
+		e.varyAccept = varyAccept
 	}
 	if leader {
 		c.land(version, key, f, e)
@@ -479,8 +501,15 @@ func (c *Cache) newEntry(key string, rec *recorder) *entry {
 		bodyLen:     len(body),
 		expires:     c.opts.Now().Add(c.opts.TTL),
 	}
-	sum := sha256.Sum256(body)
-	tag := base64.RawURLEncoding.EncodeToString(sum[:15])
+	// The tag covers the media type too: a GraphQL response stored as
+	// application/json and as application/graphql-response+json has the
+	// same body, but the two are different representations, which a
+	// cache that revalidates them must tell apart.
+	hash := sha256.New()
+	hash.Write([]byte(e.contentType))
+	hash.Write([]byte{0})
+	hash.Write(body)
+	tag := base64.RawURLEncoding.EncodeToString(hash.Sum(nil)[:15])
 	e.etag = `"` + tag + `"`
 	e.gzipETag = `"` + tag + `-gz"`
 	return e
@@ -492,7 +521,10 @@ func (c *Cache) serve(w http.ResponseWriter, r *http.Request, e *entry, xcache s
 	h := w.Header()
 	h.Set("X-Cache", xcache)
 	h.Set("Cache-Control", c.cacheControl)
-	h.Add("Vary", "Accept-Encoding")
+	if e.varyAccept {
+		addVary(h, "Accept")
+	}
+	addVary(h, "Accept-Encoding")
 	gz := acceptsGzip(r.Header.Get("Accept-Encoding"))
 	etag := e.etag
 	if gz {
@@ -525,6 +557,18 @@ func (c *Cache) serve(w http.ResponseWriter, r *http.Request, e *entry, xcache s
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(body)
 	}
+}
+
+// addVary adds field to the Vary header of h unless it names it already.
+func addVary(h http.Header, field string) {
+	for _, v := range h.Values("Vary") {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = strings.TrimSpace(name); strings.EqualFold(name, field) || name == "*" {
+				return
+			}
+		}
+	}
+	h.Add("Vary", field)
 }
 
 // recorder captures a handler's response.

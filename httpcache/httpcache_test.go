@@ -631,3 +631,120 @@ func TestAcceptsGzip(t *testing.T) {
 		}
 	}
 }
+
+// negotiate chooses the media type as a GraphQL endpoint does, for the
+// tests: application/graphql-response+json when the Accept header names
+// it, else application/json.
+func negotiate(r *http.Request) string {
+	if strings.Contains(r.Header.Get("Accept"), "application/graphql-response+json") {
+		return "application/graphql-response+json"
+	}
+	return "application/json"
+}
+
+// TestGraphQLKeyedOnMediaType checks that a GraphQL response negotiated as
+// one media type is never served to a client that negotiates the other,
+// that clients spelling the same choice differently share an entry, and
+// that the responses say Vary: Accept.
+func TestGraphQLKeyedOnMediaType(t *testing.T) {
+	src := &versions{version: 1}
+	var calls atomic.Int64
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := calls.Add(1)
+		w.Header().Set("Content-Type", negotiate(r))
+		fmt.Fprintf(w, `{"data":{"call":%d}}`, n)
+	})
+	h := newTestCache(t, src, Options{GraphQLMediaType: negotiate}).GraphQLMiddleware(next)
+	post := func(accept string, header ...string) result {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(`{"query":"{ x }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if accept != "" {
+			req.Header.Set("Accept", accept)
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return result{status: rec.Code, header: rec.Header(), body: rec.Body.String()}
+	}
+	const gqlResponse = "application/graphql-response+json"
+	for i, c := range []struct {
+		accept, wantType, wantCache, wantBody string
+	}{
+		{"application/json", "application/json", "MISS", `{"data":{"call":1}}`},
+		{gqlResponse, gqlResponse, "MISS", `{"data":{"call":2}}`},
+		{"application/json", "application/json", "HIT", `{"data":{"call":1}}`},
+		{"", "application/json", "HIT", `{"data":{"call":1}}`},
+		{gqlResponse + ", application/json;q=0.9", gqlResponse, "HIT", `{"data":{"call":2}}`},
+		{gqlResponse, gqlResponse, "HIT", `{"data":{"call":2}}`},
+	} {
+		r := post(c.accept)
+		if ct := r.header.Get("Content-Type"); ct != c.wantType {
+			t.Errorf("request %d (Accept %q): Content-Type %q; want %q", i, c.accept, ct, c.wantType)
+		}
+		if x := r.header.Get("X-Cache"); x != c.wantCache || r.body != c.wantBody {
+			t.Errorf("request %d (Accept %q): X-Cache %q, body %s; want %s, %s", i, c.accept, x, r.body, c.wantCache, c.wantBody)
+		}
+		if v := r.header.Values("Vary"); strings.Join(v, ", ") != "Accept, Accept-Encoding" {
+			t.Errorf("request %d: Vary %q; want Accept, Accept-Encoding", i, v)
+		}
+	}
+	// The representations have different validators, and each revalidates
+	// only itself.
+	plain, graphql := post("application/json"), post(gqlResponse)
+	if plain.header.Get("ETag") == graphql.header.Get("ETag") {
+		t.Errorf("the application/json and %s responses share the ETag %s", gqlResponse, plain.header.Get("ETag"))
+	}
+	if r := post("application/json", "If-None-Match", plain.header.Get("ETag")); r.status != http.StatusNotModified {
+		t.Errorf("revalidation with its own ETag: %d; want 304", r.status)
+	}
+	if r := post("application/json", "If-None-Match", graphql.header.Get("ETag")); r.status != http.StatusOK || r.header.Get("Content-Type") != "application/json" {
+		t.Errorf("revalidation with the other media type's ETag: %d %q; want 200 application/json", r.status, r.header.Get("Content-Type"))
+	}
+	// A Vary the handler set already is not repeated.
+	wrapped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Vary", "Accept")
+		h.ServeHTTP(w, r)
+	})
+	req := httptest.NewRequest(http.MethodGet, "/graphql?query=%7Bx%7D", nil)
+	rec := httptest.NewRecorder()
+	wrapped.ServeHTTP(rec, req)
+	rec = httptest.NewRecorder()
+	wrapped.ServeHTTP(rec, req)
+	if v := rec.Header().Values("Vary"); strings.Join(v, ", ") != "Accept, Accept-Encoding" || rec.Header().Get("X-Cache") != "HIT" {
+		t.Errorf("GET hit: Vary %q, X-Cache %q", v, rec.Header().Get("X-Cache"))
+	}
+}
+
+// TestGraphQLKeyedOnAcceptByDefault checks that without GraphQLMediaType
+// responses are kept apart by the Accept header as sent.
+func TestGraphQLKeyedOnAcceptByDefault(t *testing.T) {
+	src := &versions{version: 1}
+	h := newTestCache(t, src, Options{}).GraphQLMiddleware(&countingHandler{})
+	if r := do(t, h, http.MethodGet, "/graphql?query=%7Bx%7D", "Accept", "application/json"); r.header.Get("X-Cache") != "MISS" {
+		t.Fatalf("first GET: X-Cache %q", r.header.Get("X-Cache"))
+	}
+	if r := do(t, h, http.MethodGet, "/graphql?query=%7Bx%7D", "Accept", "application/graphql-response+json"); r.header.Get("X-Cache") != "MISS" {
+		t.Errorf("GET with another Accept: X-Cache %q; want MISS", r.header.Get("X-Cache"))
+	}
+	if r := do(t, h, http.MethodGet, "/graphql?query=%7Bx%7D", "Accept", "application/json"); r.header.Get("X-Cache") != "HIT" {
+		t.Errorf("GET with the first Accept again: X-Cache %q; want HIT", r.header.Get("X-Cache"))
+	}
+}
+
+// TestRESTDoesNotVaryOnAccept checks that REST responses, application/json
+// whatever the Accept header, share one entry and do not say Vary: Accept.
+func TestRESTDoesNotVaryOnAccept(t *testing.T) {
+	src := &versions{version: 1}
+	h := newTestCache(t, src, Options{}).Middleware(&countingHandler{})
+	do(t, h, http.MethodGet, "/avs", "Accept", "application/json")
+	r := do(t, h, http.MethodGet, "/avs", "Accept", "*/*")
+	if r.header.Get("X-Cache") != "HIT" {
+		t.Errorf("X-Cache %q; want HIT", r.header.Get("X-Cache"))
+	}
+	if v := r.header.Values("Vary"); strings.Join(v, ", ") != "Accept-Encoding" {
+		t.Errorf("Vary %q; want Accept-Encoding", v)
+	}
+}

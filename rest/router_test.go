@@ -170,10 +170,11 @@ func TestCORS(t *testing.T) {
 		t.Errorf("preflight status %d", r.Status)
 	}
 	for k, want := range map[string]string{
-		"Access-Control-Allow-Origin":  "*",
-		"Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
-		"Access-Control-Allow-Headers": "X-API-Token, Content-Type",
-		"Allow":                        "GET, HEAD, OPTIONS",
+		"Access-Control-Allow-Origin":   "*",
+		"Access-Control-Allow-Methods":  "GET, HEAD, OPTIONS",
+		"Access-Control-Allow-Headers":  "X-API-Token, Content-Type",
+		"Access-Control-Expose-Headers": "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, ETag, X-Cache, X-Request-Id",
+		"Allow":                         "GET, HEAD, OPTIONS",
 	} {
 		if got := r.Header.Get(k); got != want {
 			t.Errorf("preflight %s = %q, want %q", k, got, want)

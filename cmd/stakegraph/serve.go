@@ -246,7 +246,12 @@ func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometh
 	restAuth, gqlAuth := auth.Middleware, auth.Middleware
 	var opts graph.Options
 	if caches.responses || caches.entities {
-		cache := httpcache.New(pools.versions, httpcache.Options{Logger: c.logger, Registerer: registry})
+		cache := httpcache.New(pools.versions, httpcache.Options{
+			Logger: c.logger, Registerer: registry,
+			// GraphQL responses are kept apart by the media type /graphql
+			// chooses from the Accept header.
+			GraphQLMediaType: graph.ResponseMediaType,
+		})
 		go cache.Run(ctx)
 		if caches.responses {
 			restAuth = func(h http.Handler) http.Handler { return auth.Middleware(cache.Middleware(h)) }
