@@ -17,6 +17,7 @@ import (
 func avsFromStore(a *store.AVS) *model.Avs {
 	return &model.Avs{
 		Address:               a.Address,
+		MetadataURL:           a.MetadataURI,
 		MetadataName:          a.MetadataName,
 		MetadataDescription:   a.MetadataDescription,
 		MetadataDiscord:       a.MetadataDiscord,
@@ -164,7 +165,7 @@ func delegationEventFromStore(e store.DelegationEvent) *model.DelegationEvent {
 		Shares:   e.Shares,
 	}
 	if e.Shares != nil {
-		n := model.DecimalToFloat(*e.Shares)
+		n := model.NumberFromDecimal(*e.Shares)
 		args.SharesNumber = &n
 	}
 	return &model.DelegationEvent{
@@ -230,6 +231,7 @@ func avsRewardsFromStore(address string, t *store.AVSRewardsTotals) *model.AvsRe
 func rewardsSubmissionFromStore(r *store.RewardsSubmission) *model.RewardsSubmission {
 	return &model.RewardsSubmission{
 		RewardsSubmissionHash: r.Hash,
+		SubmissionNonce:       r.Nonce,
 		StartTimestamp:        int(r.StartTimestamp),
 		Duration:              int(r.Duration),
 		TotalAmount:           r.Amount,

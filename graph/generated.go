@@ -91,6 +91,7 @@ type ComplexityRoot struct {
 		MetadataLogo          func(childComplexity int) int
 		MetadataName          func(childComplexity int) int
 		MetadataTelegram      func(childComplexity int) int
+		MetadataURL           func(childComplexity int) int
 		MetadataWebsite       func(childComplexity int) int
 		MetadataX             func(childComplexity int) int
 		OperatorSets          func(childComplexity int, skip *int, take *int) int
@@ -405,6 +406,7 @@ type ComplexityRoot struct {
 		RewardsSubmissionHash func(childComplexity int) int
 		StartTimestamp        func(childComplexity int) int
 		Strategies            func(childComplexity int) int
+		SubmissionNonce       func(childComplexity int) int
 		Submitter             func(childComplexity int) int
 		TokenAddress          func(childComplexity int) int
 		TotalAmount           func(childComplexity int) int
@@ -908,6 +910,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Avs.MetadataTelegram(childComplexity), true
+	case "Avs.metadataUrl":
+		if e.ComplexityRoot.Avs.MetadataURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Avs.MetadataURL(childComplexity), true
 	case "Avs.metadataWebsite":
 		if e.ComplexityRoot.Avs.MetadataWebsite == nil {
 			break
@@ -2401,6 +2409,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RewardsSubmission.Strategies(childComplexity), true
+	case "RewardsSubmission.submissionNonce":
+		if e.ComplexityRoot.RewardsSubmission.SubmissionNonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmission.SubmissionNonce(childComplexity), true
 	case "RewardsSubmission.submitter":
 		if e.ComplexityRoot.RewardsSubmission.Submitter == nil {
 			break
@@ -3593,6 +3607,8 @@ type Tvl {
 type Avs {
   "The AVS service manager contract address."
   address: Address!
+  "The URL of the metadata JSON the AVS last set on chain, or null when it never set one."
+  metadataUrl: String
   "The name the AVS publishes in its metadata (empty when it has none)."
   metadataName: String!
   "The description the AVS publishes."
@@ -3996,7 +4012,7 @@ type DelegationEventArgs {
   strategy: Address
   "The change of the operator's delegated shares (share events only)."
   shares: BigInt
-  "` + "`" + `shares` + "`" + ` as a number, as the REST route shows it (may lose precision)."
+  "` + "`" + `shares` + "`" + ` as a number, as the REST route shows it, with every digit of the integer."
   sharesNumber: Float
 }
 
@@ -4127,6 +4143,8 @@ type AvsRewards {
 type RewardsSubmission {
   "The submission hash."
   rewardsSubmissionHash: String!
+  "The submission nonce the RewardsCoordinator gave the submitter's submission."
+  submissionNonce: BigInt!
   "The start of the distribution period, in unix seconds."
   startTimestamp: Int!
   "The length of the distribution period, in seconds."
@@ -4576,6 +4594,8 @@ func (ec *executionContext) childFields_Avs(ctx context.Context, field graphql.C
 	switch field.Name {
 	case "address":
 		return ec.fieldContext_Avs_address(ctx, field)
+	case "metadataUrl":
+		return ec.fieldContext_Avs_metadataUrl(ctx, field)
 	case "metadataName":
 		return ec.fieldContext_Avs_metadataName(ctx, field)
 	case "metadataDescription":
@@ -5160,6 +5180,8 @@ func (ec *executionContext) childFields_RewardsSubmission(ctx context.Context, f
 	switch field.Name {
 	case "rewardsSubmissionHash":
 		return ec.fieldContext_RewardsSubmission_rewardsSubmissionHash(ctx, field)
+	case "submissionNonce":
+		return ec.fieldContext_RewardsSubmission_submissionNonce(ctx, field)
 	case "startTimestamp":
 		return ec.fieldContext_RewardsSubmission_startTimestamp(ctx, field)
 	case "duration":
@@ -7122,6 +7144,29 @@ func (ec *executionContext) _Avs_address(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Avs_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Avs", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _Avs_metadataUrl(ctx context.Context, field graphql.CollectedField, obj *model.Avs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Avs_metadataUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.MetadataURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Avs_metadataUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Avs", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Avs_metadataName(ctx context.Context, field graphql.CollectedField, obj *model.Avs) (ret graphql.Marshaler) {
@@ -9851,8 +9896,8 @@ func (ec *executionContext) _DelegationEventArgs_sharesNumber(ctx context.Contex
 			return obj.SharesNumber, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
-			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Number) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐNumber(ctx, selections, v)
 		},
 		true,
 		false,
@@ -13292,6 +13337,29 @@ func (ec *executionContext) _RewardsSubmission_rewardsSubmissionHash(ctx context
 }
 func (ec *executionContext) fieldContext_RewardsSubmission_rewardsSubmissionHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RewardsSubmission", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsSubmission_submissionNonce(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmission) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmission_submissionNonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubmissionNonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmission_submissionNonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsSubmission", field, false, false, errors.New("field of type BigInt does not have child fields"))
 }
 
 func (ec *executionContext) _RewardsSubmission_startTimestamp(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmission) (ret graphql.Marshaler) {
@@ -17765,6 +17833,11 @@ func (ec *executionContext) _Avs(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "metadataUrl":
+			out.Values[i] = ec._Avs_metadataUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "metadataName":
 			out.Values[i] = ec._Avs_metadataName(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -21950,6 +22023,11 @@ func (ec *executionContext) _RewardsSubmission(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "submissionNonce":
+			out.Values[i] = ec._RewardsSubmission_submissionNonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "startTimestamp":
 			out.Values[i] = ec._RewardsSubmission_startTimestamp(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -24833,13 +24911,13 @@ func (ec *executionContext) marshalNDepositPage2ᚖgithubᚗcomᚋstakegraphᚋs
 }
 
 func (ec *executionContext) unmarshalNFloat2float64(ctx context.Context, v any) (float64, error) {
-	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	res, err := model.UnmarshalFloat(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.SelectionSet, v float64) graphql.Marshaler {
 	_ = sel
-	res := graphql.MarshalFloatContext(v)
+	res := model.MarshalFloat(v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -25759,7 +25837,7 @@ func (ec *executionContext) unmarshalOFloat2ᚖfloat64(ctx context.Context, v an
 	if v == nil {
 		return nil, nil
 	}
-	res, err := graphql.UnmarshalFloatContext(ctx, v)
+	res, err := model.UnmarshalFloat(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
@@ -25768,8 +25846,24 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 		return graphql.Null
 	}
 	_ = sel
-	res := graphql.MarshalFloatContext(*v)
+	res := model.MarshalFloat(*v)
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) unmarshalOFloat2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐNumber(ctx context.Context, v any) (*model.Number, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.Number)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOFloat2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐNumber(ctx context.Context, sel ast.SelectionSet, v *model.Number) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {

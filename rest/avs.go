@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"bytes"
 	_ "embed"
 	"fmt"
 	"net/http"
@@ -41,7 +42,52 @@ func (h *handlers) avsList(w http.ResponseWriter, r *http.Request) {
 		respond.Error(w, r, err)
 		return
 	}
-	h.serve(w, r, avsListOp, vs, "", "result")
+	v, err := h.result(r.Context(), avsListOp, vs, "result")
+	if err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	respond.RawJSON(w, r, http.StatusOK, dropNullMembers(v, "curatedMetadata"))
+}
+
+// dropNullMembers removes from raw, compact JSON as the executor writes it,
+// every object member named key whose value is null. EigenExplorer's
+// document declares curatedMetadata an optional object that is not
+// nullable, so an AVS without curated metadata leaves the key out.
+//
+// In compact JSON a quote right after a comma or an opening brace always
+// begins a member name or a string element (a quote inside a string is
+// escaped), and a string element is never followed by a colon, so the
+// member is found without decoding the document.
+func dropNullMembers(raw []byte, key string) []byte {
+	member := `"` + key + `":null`
+	if !bytes.Contains(raw, []byte(member)) {
+		return raw
+	}
+	out := make([]byte, 0, len(raw))
+	for {
+		i := bytes.Index(raw, []byte(member))
+		if i < 0 {
+			return append(out, raw...)
+		}
+		end := i + len(member)
+		switch {
+		case i > 0 && raw[i-1] == ',' && end < len(raw) && (raw[end] == ',' || raw[end] == '}'):
+			// ,"key":null followed by another member or the end: cut the
+			// comma before it.
+			out = append(out, raw[:i-1]...)
+		case i > 0 && raw[i-1] == '{' && end < len(raw) && raw[end] == ',':
+			// {"key":null,...: cut the comma after it.
+			out = append(out, raw[:i]...)
+			end++
+		case i > 0 && raw[i-1] == '{' && end < len(raw) && raw[end] == '}':
+			// {"key":null}: the object becomes empty.
+			out = append(out, raw[:i]...)
+		default:
+			out = append(out, raw[:end]...)
+		}
+		raw = raw[end:]
+	}
 }
 
 // avsAddresses serves GET /avs/addresses. An AVS without a logo has an

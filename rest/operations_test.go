@@ -43,6 +43,9 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"operator_set":             operatorSetOp,
 		"operator_allocations":     operatorAllocationsOp,
 		"slashings":                slashingsOp,
+		"avs_detail":               avsDetailOp,
+		"operator_detail":          operatorDetailOp,
+		"operator_addresses":       operatorAddressesOp,
 	}
 	files, err := fs.Glob(os.DirFS("operations"), "*.graphql")
 	if err != nil {

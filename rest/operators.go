@@ -2,6 +2,7 @@ package rest
 
 import (
 	_ "embed"
+	"fmt"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -14,6 +15,8 @@ var (
 	operatorListOp string
 	//go:embed operations/operator_allocations.graphql
 	operatorAllocationsOp string
+	//go:embed operations/operator_addresses.graphql
+	operatorAddressesOp string
 )
 
 // operatorList serves GET /operators.
@@ -47,4 +50,36 @@ func (h *handlers) operatorAllocations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.serve(w, r, operatorAllocationsOp, vs, "no operator has the address "+chi.URLParam(r, "address"), "operator", "result")
+}
+
+// operatorAddresses serves GET /operators/addresses. An operator without a
+// logo has an empty logo, as EigenExplorer's document types it a string.
+func (h *handlers) operatorAddresses(w http.ResponseWriter, r *http.Request) {
+	p := newParams(r.URL.Query())
+	vs := vars{"searchMode": p.Enum("searchMode", searchModes[0], searchModes...)}
+	setOptional(vs, "searchByText", p.Text("searchByText"))
+	vs["skip"], vs["take"] = p.Page()
+	if err := p.Err(); err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	raw, err := h.result(r.Context(), operatorAddressesOp, vs, "result")
+	if err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	var page struct {
+		Data []map[string]any `json:"data"`
+		Meta map[string]any   `json:"meta"`
+	}
+	if err := decode(raw, &page); err != nil {
+		respond.Error(w, r, fmt.Errorf("decode operator addresses: %w", err))
+		return
+	}
+	for _, item := range page.Data {
+		if item["logo"] == nil {
+			item["logo"] = ""
+		}
+	}
+	respond.JSON(w, r, http.StatusOK, page)
 }

@@ -14,14 +14,17 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/stakegraph/stakegraph/internal/cors"
 	"github.com/stakegraph/stakegraph/internal/derrors"
 	"github.com/stakegraph/stakegraph/internal/respond"
 )
@@ -46,8 +49,9 @@ type Config struct {
 
 // NewHandler returns the REST API. The routes that need a key are wrapped
 // with cfg.Authenticate; /health, /version and /openapi.json and the 404
-// and 405 answers are not. Every response allows any origin (CORS) and is
-// gzip-compressed when the client accepts it.
+// and 405 answers are not. Every response allows any origin (package cors
+// answers preflights before the key check) and is gzip-compressed when the
+// client accepts it.
 func NewHandler(cfg Config) http.Handler {
 	if cfg.Executor == nil || cfg.Authenticate == nil {
 		panic("rest.NewHandler: Executor and Authenticate are required")
@@ -55,7 +59,7 @@ func NewHandler(cfg Config) http.Handler {
 	h := &handlers{exec: cfg.Executor}
 
 	r := chi.NewRouter()
-	r.Use(cors)
+	r.Use(cors.Middleware(allowedMethods))
 	// Level 1: chi resets a pooled encoder for every request, and a flate
 	// reset at levels 2-9 clears 640 KB of hash tables, about a tenth of the
 	// server's CPU under load; the BestSpeed encoder resets for free. The
@@ -71,6 +75,7 @@ func NewHandler(cfg Config) http.Handler {
 	})
 	r.Use(compressor.Handler)
 	r.Use(middleware.GetHead)
+	r.Use(checkQuery)
 	r.NotFound(notFound)
 	r.MethodNotAllowed(methodNotAllowed)
 
@@ -82,11 +87,14 @@ func NewHandler(cfg Config) http.Handler {
 		r.Use(cfg.Authenticate)
 		r.Get("/avs", h.avsList)
 		r.Get("/avs/addresses", h.avsAddresses)
+		r.Get("/avs/{address}", h.avsDetail)
 		r.Get("/avs/{address}/operators", h.avsOperators)
 		r.Get("/avs/{address}/rewards", h.avsRewards)
 		r.Get("/avs/{address}/operator-sets", h.avsOperatorSets)
 		r.Get("/operator-sets/{avs}/{id}", h.operatorSet)
 		r.Get("/operators", h.operatorList)
+		r.Get("/operators/addresses", h.operatorAddresses)
+		r.Get("/operators/{address}", h.operatorDetail)
 		r.Get("/operators/{address}/allocations", h.operatorAllocations)
 		r.Get("/stakers/{address}/events/delegation", h.stakerDelegationEvents)
 		r.Get("/withdrawals", h.withdrawals)
@@ -106,24 +114,28 @@ func NewHandler(cfg Config) http.Handler {
 // allowedMethods is the Allow header of every route.
 const allowedMethods = "GET, HEAD, OPTIONS"
 
-// cors lets pages of any origin read the API. It answers every OPTIONS
-// request itself (a preflight carries no API key) and marks every other
-// response readable by any origin.
-func cors(next http.Handler) http.Handler {
+// checkQuery answers 400 bad_request when the query string cannot be
+// parsed, such as for malformed percent-encoding (stakerAddress=%zz) or a
+// semicolon separator, before the key check and the routes, which would
+// otherwise read the parameters that parse and silently drop the rest.
+func checkQuery(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Access-Control-Allow-Origin", "*")
-		h.Set("Access-Control-Expose-Headers", "Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset")
-		if r.Method == http.MethodOptions {
-			h.Set("Allow", allowedMethods)
-			h.Set("Access-Control-Allow-Methods", allowedMethods)
-			h.Set("Access-Control-Allow-Headers", "X-API-Token, Content-Type")
-			h.Set("Access-Control-Max-Age", "86400")
-			w.WriteHeader(http.StatusNoContent)
+		if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+			respond.Error(w, r, fmt.Errorf("%w: malformed query string: %s", derrors.BadRequest, queryErrorText(err)))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// queryErrorText describes a url.ParseQuery error for the client, quoting
+// the offending escape as sent.
+func queryErrorText(err error) string {
+	var esc url.EscapeError
+	if errors.As(err, &esc) {
+		return fmt.Sprintf("invalid percent-encoding %s; write a literal %% as %%25", respond.QuoteInput(string(esc)))
+	}
+	return err.Error()
 }
 
 // notFound names the path as sent, percent-encoded as it came.

@@ -12,6 +12,7 @@ import (
 // the refresh step derives. MaxAPY and TVLETH are decimal text.
 type AVS struct {
 	Address               string         `db:"address"`
+	MetadataURI           *string        `db:"metadata_uri"`
 	MetadataName          string         `db:"metadata_name"`
 	MetadataDescription   *string        `db:"metadata_description"`
 	MetadataDiscord       *string        `db:"metadata_discord"`
@@ -31,7 +32,7 @@ type AVS struct {
 }
 
 const avsColumns = `
-	a.address, a.metadata_name, a.metadata_description, a.metadata_discord, a.metadata_logo,
+	a.address, a.metadata_uri, a.metadata_name, a.metadata_description, a.metadata_discord, a.metadata_logo,
 	a.metadata_telegram, a.metadata_website, a.metadata_x, a.restakeable_strategies,
 	a.total_stakers, a.total_operators, a.max_apy::text AS max_apy, a.tvl_eth::text AS tvl_eth,
 	a.created_at_block, a.updated_at_block, a.created_at, a.updated_at`

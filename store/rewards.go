@@ -22,6 +22,7 @@ type RewardsSubmission struct {
 	OperatorSetID  *int64    `db:"operator_set_id"`
 	Submitter      *string   `db:"submitter"`
 	Description    *string   `db:"description"`
+	Nonce          string    `db:"submission_nonce"`
 	TokenAddress   string    `db:"token_address"`
 	Amount         string    `db:"amount"`
 	StartTimestamp int64     `db:"start_timestamp"`
@@ -34,7 +35,7 @@ type RewardsSubmission struct {
 
 const rewardsSubmissionColumns = `
 	r.rewards_submission_hash, r.avs_address, r.for_all, r.kind, r.operator_set_id, r.submitter, r.description,
-	r.token_address, r.amount::text AS amount,
+	r.submission_nonce::text AS submission_nonce, r.token_address, r.amount::text AS amount,
 	r.start_timestamp, r.duration, r.block_number, r.log_index, r.tx_hash, r.block_time`
 
 // ListRewardsSubmissionsByAVS returns, for each of the given AVS, one page of

@@ -24,6 +24,7 @@ type PageMeta struct {
 // Avs is an AVS record.
 type Avs struct {
 	Address               string
+	MetadataURL           *string
 	MetadataName          string
 	MetadataDescription   *string
 	MetadataDiscord       *string
@@ -148,6 +149,16 @@ type DelegationEvent struct {
 	StakerAddress   string
 }
 
+// DelegationEventArgs are the arguments of a delegation event. Shares is
+// decimal integer text; SharesNumber is the same value as a JSON number with
+// every digit kept, where a float64 would round integers beyond 2^53.
+type DelegationEventArgs struct {
+	Operator     string
+	Strategy     *string
+	Shares       *string
+	SharesNumber *Number
+}
+
 // DelegationEventPage is a page of delegation events.
 type DelegationEventPage struct {
 	Data []*DelegationEvent
@@ -220,6 +231,7 @@ type AvsRewards struct {
 // RewardsSubmission is a rewards submission.
 type RewardsSubmission struct {
 	RewardsSubmissionHash string
+	SubmissionNonce       string
 	StartTimestamp        int
 	Duration              int
 	TotalAmount           string

@@ -82,18 +82,6 @@ type CuratedMetadata struct {
 	IsVerified bool `json:"isVerified"`
 }
 
-// The arguments of a delegation event.
-type DelegationEventArgs struct {
-	// The operator address.
-	Operator string `json:"operator"`
-	// The strategy address (share events only).
-	Strategy *string `json:"strategy,omitempty"`
-	// The change of the operator's delegated shares (share events only).
-	Shares *string `json:"shares,omitempty"`
-	// `shares` as a number, as the REST route shows it (may lose precision).
-	SharesNumber *float64 `json:"sharesNumber,omitempty"`
-}
-
 // The deployment ratio: ETH delegated to operators divided by the total TVL in ETH.
 type DeploymentRatio struct {
 	// The ratio, between 0 and 1.

@@ -2,9 +2,12 @@ package model
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"regexp"
 	"sort"
@@ -20,7 +23,84 @@ import (
 var (
 	addressRE = regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`)
 	bigIntRE  = regexp.MustCompile(`^-?[0-9]+$`)
+	// decimalRE matches a plain decimal JSON number: no exponent, no
+	// leading zeros, no leading plus sign.
+	decimalRE = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?$`)
 )
+
+// AppendFloat appends f as the shortest plain decimal that reads back as f:
+// never in exponent form, and an integer value without a fraction
+// (2075390.5994251065, 960000000000000000). Negative zero is written as 0.
+func AppendFloat(b []byte, f float64) []byte {
+	if f == 0 {
+		return append(b, '0')
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64)
+}
+
+// MarshalFloat writes the Float scalar with AppendFloat, where gqlgen's
+// own marshaller writes %g (2.0753905994251065e+06). Infinities and NaN,
+// which JSON cannot represent, are an error of the field, as in gqlgen.
+func MarshalFloat(f float64) graphql.ContextMarshaler {
+	return graphql.ContextWriterFunc(func(_ context.Context, w io.Writer) error {
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			return errors.New("cannot marshal infinite or NaN float values")
+		}
+		_, err := w.Write(AppendFloat(nil, f))
+		return err
+	})
+}
+
+// UnmarshalFloat reads a Float argument as gqlgen does.
+func UnmarshalFloat(ctx context.Context, v any) (float64, error) {
+	return graphql.UnmarshalFloatContext(ctx, v)
+}
+
+// Number is a Float of the schema held as plain decimal text, written as it
+// is, so that a value that float64 cannot hold exactly, such as an integer
+// amount of shares beyond 2^53, keeps every digit. gqlgen binds a field
+// to it when the field's Go type is Number (see gqlgen.yml).
+type Number string
+
+// NumberFromDecimal returns decimal text from the database as a Number: as
+// it is when it is a plain decimal, or else (never for the database's
+// numeric text) the float64 nearest to it, written by AppendFloat.
+func NumberFromDecimal(s string) Number {
+	if decimalRE.MatchString(s) {
+		return Number(s)
+	}
+	return Number(AppendFloat(nil, DecimalToFloat(s)))
+}
+
+// MarshalGQL writes the number as a JSON number.
+func (n Number) MarshalGQL(w io.Writer) {
+	if n == "" {
+		_, _ = io.WriteString(w, "0")
+		return
+	}
+	_, _ = io.WriteString(w, string(n))
+}
+
+// UnmarshalGQL reads a Float argument into a Number.
+func (n *Number) UnmarshalGQL(v any) error {
+	switch v := v.(type) {
+	case json.Number:
+		*n = NumberFromDecimal(v.String())
+		return nil
+	case string:
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return fmt.Errorf("%w: %s is not a number", derrors.InvalidArgument, describe(v))
+		}
+		*n = NumberFromDecimal(v)
+		return nil
+	}
+	f, err := graphql.UnmarshalFloat(v)
+	if err != nil {
+		return fmt.Errorf("%w: %s is not a number", derrors.InvalidArgument, describe(v))
+	}
+	*n = Number(AppendFloat(nil, f))
+	return nil
+}
 
 // MarshalAddress writes an address (already lowercase in the store) as a
 // JSON string.
@@ -110,7 +190,7 @@ func (v StrategyValues) MarshalGQL(w io.Writer) {
 		buf.Write(name)
 		buf.WriteByte(':')
 		f, _ := v[k].Float64()
-		buf.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+		buf.Write(AppendFloat(buf.AvailableBuffer(), f))
 	}
 	buf.WriteByte('}')
 	w.Write(buf.Bytes())
