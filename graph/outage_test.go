@@ -3,13 +3,9 @@ package graph_test
 import (
 	"bytes"
 	"context"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,87 +15,6 @@ import (
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
-
-// dbProxy forwards TCP connections to a PostgreSQL server until it is cut,
-// which breaks every open connection and refuses new ones, as a database
-// outage would.
-type dbProxy struct {
-	ln      net.Listener
-	network string // of the server: "tcp" or "unix"
-	addr    string
-
-	mu    sync.Mutex
-	down  bool
-	conns map[net.Conn]bool
-}
-
-// newDBProxy starts a proxy in front of the server of dbURL and returns it
-// with the URL of the same database through the proxy.
-func newDBProxy(t *testing.T, dbURL string) (*dbProxy, string) {
-	t.Helper()
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &dbProxy{network: "tcp", addr: u.Host, conns: map[net.Conn]bool{}}
-	q := u.Query()
-	if host := q.Get("host"); u.Host == "" && host != "" {
-		p.network, p.addr = "unix", filepath.Join(host, ".s.PGSQL."+q.Get("port"))
-	}
-	if p.ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		p.ln.Close()
-		p.cut(true)
-	})
-	go p.serve()
-	q.Del("host")
-	q.Del("port")
-	u.Host = p.ln.Addr().String()
-	u.RawQuery = q.Encode()
-	return p, u.String()
-}
-
-func (p *dbProxy) serve() {
-	for {
-		client, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		down := p.down
-		p.mu.Unlock()
-		if down {
-			client.Close()
-			continue
-		}
-		server, err := net.Dial(p.network, p.addr)
-		if err != nil {
-			client.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns[client], p.conns[server] = true, true
-		p.mu.Unlock()
-		go func() { io.Copy(server, client); server.Close() }()
-		go func() { io.Copy(client, server); client.Close() }()
-	}
-}
-
-// cut sets whether the database is unreachable, breaking open connections
-// when it becomes so.
-func (p *dbProxy) cut(down bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = down
-	if down {
-		for c := range p.conns {
-			c.Close()
-		}
-		clear(p.conns)
-	}
-}
 
 // lineBuffer is a log destination that keeps its lines.
 type lineBuffer struct {
@@ -123,7 +38,7 @@ func (b *lineBuffer) lines() []string {
 // the database is down is answered 503 with the unavailable error in each
 // failed field, and logged in one line however many fields failed.
 func TestDatabaseUnavailable(t *testing.T) {
-	proxy, proxied := newDBProxy(t, storetest.NewURL(t))
+	proxy, proxied := storetest.NewDBProxy(t, storetest.NewURL(t))
 	ctx := context.Background()
 	db, err := store.Open(ctx, proxied, store.PoolConfig{MaxOpenConns: 4, MaxIdleConns: 4, ConnMaxLifetime: time.Hour})
 	if err != nil {
@@ -141,7 +56,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 		t.Fatalf("before the outage: %d %+v", status, r.Errors)
 	}
 
-	proxy.cut(true)
+	proxy.Cut(true)
 	start := time.Now()
 	status, header, body := send(t, http.MethodPost, srv, "application/json", bytes.NewReader(query))
 	elapsed := time.Since(start)
@@ -164,7 +79,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 
 	// After the outage the service recovers by itself: a pooled connection
 	// cut during it may fail one more request, so wait for a clean answer.
-	proxy.cut(false)
+	proxy.Cut(false)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		status, _, body = send(t, http.MethodPost, srv, "application/json", bytes.NewReader(query))
 		r := decodeResponse(t, body)
