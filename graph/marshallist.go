@@ -47,8 +47,9 @@ func marshalElement(ctx context.Context, i int, ret graphql.Array, marshal func(
 
 // inlineSelection reports whether marshalling a selection set reaches no
 // field that gqlgen resolves in its own goroutine (concurrentFields), at any
-// depth. Fields of interfaces and deferred fragments count as concurrent:
-// which object's field runs is known only then.
+// depth. Fields of interfaces count as concurrent: which object's field
+// runs is known only then. The schema has no @defer (see init in
+// defer.go), so no fragment here is deferred.
 func inlineSelection(sel ast.SelectionSet) bool {
 	for _, s := range sel {
 		switch s := s.(type) {
@@ -64,11 +65,11 @@ func inlineSelection(sel ast.SelectionSet) bool {
 				return false
 			}
 		case *ast.InlineFragment:
-			if s.Directives.ForName("defer") != nil || !inlineSelection(s.SelectionSet) {
+			if !inlineSelection(s.SelectionSet) {
 				return false
 			}
 		case *ast.FragmentSpread:
-			if s.Directives.ForName("defer") != nil || s.Definition == nil || !inlineSelection(s.Definition.SelectionSet) {
+			if s.Definition == nil || !inlineSelection(s.Definition.SelectionSet) {
 				return false
 			}
 		default:

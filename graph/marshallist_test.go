@@ -63,8 +63,6 @@ func TestInlineSelection(t *testing.T) {
 			[]string{"operators", "data", "shares"}, true},
 		{"a resolver in a fragment", `{ operators { data { shares { ...S } } } } fragment S on StrategyShares { strategy { address } }`,
 			[]string{"operators", "data", "shares"}, false},
-		{"a deferred fragment", `{ operators { data { shares { ... @defer { shares } } } } }`,
-			[]string{"operators", "data", "shares"}, false},
 	} {
 		doc, errs := gqlparser.LoadQuery(schema, tc.query)
 		if errs != nil {

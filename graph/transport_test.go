@@ -87,6 +87,9 @@ func TestGraphQLOverHTTP(t *testing.T) {
 		{"syntax", graphQLBody(`{`), 200, 400, "bad_request", false},
 		{"validation", graphQLBody(`{ nothing }`), 200, 400, "bad_request", false},
 		{"mutation", graphQLBody(`mutation { __typename }`), 200, 400, "bad_request", false},
+		// The service answers one document per request, so @defer is not
+		// in its schema.
+		{"deferred fragment", graphQLBody(`{ ... @defer { __typename } }`), 200, 400, "bad_request", false},
 		{"unknown operation", []byte(`{"query": "query A { __typename }", "operationName": "B"}`), 200, 400, "bad_request", false},
 		{"variable of the wrong type", []byte(`{"query": "query($n: Int) { avsList(take: $n) { meta { total } } }", "variables": {"n": "twelve"}}`),
 			200, 400, "bad_request", false},
