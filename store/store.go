@@ -6,10 +6,10 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -209,12 +209,10 @@ func Classify(err error) error {
 			return fmt.Errorf("%w: %w", derrors.Timeout, err)
 		}
 		return err
-	case errors.As(err, &netErr), errors.Is(err, sql.ErrConnDone), errors.Is(err, driverBadConn):
-		return fmt.Errorf("%w: %v", derrors.Unavailable, err)
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "connection refused") || strings.Contains(msg, "no such host") ||
-		strings.Contains(msg, "bad connection") || strings.Contains(msg, "EOF") {
+	case errors.As(err, &netErr), // refused, reset, unknown host, ...
+		errors.Is(err, sql.ErrConnDone), errors.Is(err, driverBadConn),
+		// The server closed the connection mid-message.
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%w: %v", derrors.Unavailable, err)
 	}
 	return err
