@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -110,7 +111,13 @@ func TestMarshalListInline(t *testing.T) {
 		t.Fatal(errs)
 	}
 	leaves := selectionAt(t, doc.Operations[0].SelectionSet, "operators", "data", "shares")
-	ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, graphql.DefaultRecover)
+	// The recover function of the response reports the panic as the
+	// service's does, without gqlgen's default stack dump on stderr.
+	var recovered []any
+	ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter, func(_ context.Context, v any) error {
+		recovered = append(recovered, v)
+		return errors.New("internal system error")
+	})
 
 	// In order, one element at a time, each with its index.
 	var trace []string
@@ -136,7 +143,7 @@ func TestMarshalListInline(t *testing.T) {
 	if ret != nil {
 		t.Errorf("after a panic: %v, want nil", ret)
 	}
-	if errs := graphql.GetErrors(ctx); len(errs) != 1 {
-		t.Errorf("after a panic: errors %v, want one", errs)
+	if errs := graphql.GetErrors(ctx); len(errs) != 1 || len(recovered) != 1 || recovered[0] != "broken element" {
+		t.Errorf("after a panic: errors %v, recovered %v; want one, the element's panic", errs, recovered)
 	}
 }
