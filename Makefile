@@ -59,9 +59,26 @@ run: postgres build ## Migrate, seed demo data into an empty database, add a dev
 	echo
 	$(BIN) serve
 
+# gotestsum (a tool of go.mod) runs go test, prints one line per package,
+# the output of failing tests only, then the failing tests' names, and
+# .ci/test-summary's one-line summary.
+GOTESTSUM = $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg \
+	--hide-summary=skipped --jsonfile "$$jsonfile" --post-run-command .ci/test-summary
+
 .PHONY: test
 test: postgres chromium vet fmt-check ## Vet, check formatting and run every test with the race detector.
-	$(GO) test -race -count=1 ./...
+	@jsonfile=$$(mktemp); trap 'rm -f "$$jsonfile"' EXIT; \
+	$(GOTESTSUM) -- -race -count=1 ./...
+
+# The packages whose tests wait on timers, caches and concurrent work.
+STRESS_PACKAGES := ./graph ./indexer ./httpcache ./apikey
+
+.PHONY: test-stress
+test-stress: postgres ## Run the timing-sensitive packages' tests 20 times with the race detector, two packages at once, beside a CPU-heavy job.
+	@jsonfile=$$(mktemp); burner=; \
+	trap 'rm -f "$$jsonfile"; [ -n "$$burner" ] && kill $$burner 2>/dev/null' EXIT; \
+	sh -c 'while :; do :; done' & burner=$$!; \
+	$(GOTESTSUM) -- -race -count=20 -p 2 $(STRESS_PACKAGES)
 
 .PHONY: vet
 vet: ## Run go vet.
