@@ -1,5 +1,5 @@
 // Package derrors defines the sentinel errors of stakegraph and maps each to
-// the HTTP status and error code of the interface specification, in one
+// the HTTP status and the error code of the API's error bodies, in one
 // place. Code anywhere wraps a sentinel (fmt.Errorf("...: %w", derrors.NotFound));
 // the REST layer and the GraphQL error presenter translate it.
 package derrors
@@ -32,12 +32,12 @@ var (
 	// context.DeadlineExceeded is answered the same way.
 	Timeout = errors.New("timeout")
 	// Unavailable: a dependency (the database) is down (503). The body keeps
-	// the specification's internal_server_error code, as the contract has no
-	// other code for it; the status and message tell the two apart.
+	// the internal_server_error code, as the API's list of error codes has
+	// no other for it; the status and message tell the two apart.
 	Unavailable = errors.New("service unavailable")
 )
 
-// Status returns the HTTP status and the specification's error code for err.
+// Status returns the HTTP status and the API's error code for err.
 // Errors that wrap none of the sentinels are internal errors (500).
 func Status(err error) (int, string) {
 	switch {

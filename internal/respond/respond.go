@@ -1,5 +1,5 @@
 // Package respond writes the JSON responses of the HTTP API: values, and
-// errors in the interface specification's shape
+// errors in the one shape every route answers them in
 //
 //	{"error": {"code": "not_found", "message": "..."}}
 //
