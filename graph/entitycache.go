@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"sync"
 )
 
@@ -28,24 +30,34 @@ type EntityCache struct {
 	version    func() (int64, bool)
 	maxEntries int
 
-	mu      sync.RWMutex
-	at      int64 // the data version of entries
-	entries map[entityKey]entityValue
+	mu     sync.RWMutex
+	at     int64 // the data version of the tables' values
+	size   int   // values held in all tables
+	tables map[string]entityStore
 }
 
-// entityKey names a cached value: the relation it belongs to (a loader's
-// name) and its key there.
-type entityKey struct {
-	relation string
-	key      string
+// entityStore is a table of one relation as the cache sees it, whatever
+// the type of its values.
+type entityStore interface {
+	// clear drops every value. The cache's mutex is held.
+	clear()
+}
+
+// entityTable holds the cached values of one relation (a loader's name),
+// all of type V, by key. Its map is guarded by its cache's mutex.
+type entityTable[V any] struct {
+	cache  *EntityCache
+	values map[string]entityValue[V]
 }
 
 // entityValue is a cached value; found is false for a key the database
 // does not have, which is cached too, so that it is not asked for again.
-type entityValue struct {
-	value any
+type entityValue[V any] struct {
+	value V
 	found bool
 }
+
+func (t *entityTable[V]) clear() { clear(t.values) }
 
 // DefaultEntityCacheEntries bounds an EntityCache when NewEntityCache is
 // given no bound: far more than the AVS, operators, strategies and their
@@ -61,13 +73,39 @@ func NewEntityCache(version func() (v int64, ok bool), maxEntries int) *EntityCa
 	if maxEntries <= 0 {
 		maxEntries = DefaultEntityCacheEntries
 	}
-	return &EntityCache{version: version, maxEntries: maxEntries, entries: make(map[entityKey]entityValue)}
+	return &EntityCache{version: version, maxEntries: maxEntries, tables: make(map[string]entityStore)}
 }
 
-// lookup returns the cached values of keys of relation at the current data
-// version, the keys it does not hold, and that version (ok false when it is
-// unknown and nothing may be cached).
-func (c *EntityCache) lookup(relation string, keys []string) (hits map[string]entityValue, missing []string, version int64, ok bool) {
+// entityTableOf returns c's table of relation, made on first use (nil for
+// a nil c). A relation holds values of one type: asking for it with
+// another is a programming error, and panics naming both types.
+func entityTableOf[V any](c *EntityCache, relation string) *entityTable[V] {
+	if c == nil {
+		return nil
+	}
+	c.mu.RLock()
+	s, ok := c.tables[relation]
+	c.mu.RUnlock()
+	if !ok {
+		c.mu.Lock()
+		if s, ok = c.tables[relation]; !ok {
+			s = &entityTable[V]{cache: c, values: make(map[string]entityValue[V])}
+			c.tables[relation] = s
+		}
+		c.mu.Unlock()
+	}
+	t, ok := s.(*entityTable[V])
+	if !ok {
+		panic(fmt.Sprintf("entity cache: relation %q holds %T, not %T", relation, s, t))
+	}
+	return t
+}
+
+// lookup returns the cached values of keys at the current data version,
+// the keys t does not hold, and that version (ok false when it is unknown
+// and nothing may be cached).
+func (t *entityTable[V]) lookup(keys []string) (hits map[string]entityValue[V], missing []string, version int64, ok bool) {
+	c := t.cache
 	version, ok = c.version()
 	if !ok {
 		return nil, keys, 0, false
@@ -78,9 +116,9 @@ func (c *EntityCache) lookup(relation string, keys []string) (hits map[string]en
 		return nil, keys, version, true
 	}
 	for _, k := range keys {
-		if v, found := c.entries[entityKey{relation, k}]; found {
+		if v, found := t.values[k]; found {
 			if hits == nil {
-				hits = make(map[string]entityValue, len(keys))
+				hits = make(map[string]entityValue[V], len(keys))
 			}
 			hits[k] = v
 		} else {
@@ -90,47 +128,58 @@ func (c *EntityCache) lookup(relation string, keys []string) (hits map[string]en
 	return hits, missing, version, true
 }
 
-// get returns the cached value of key of relation at the current data
-// version, if the cache holds it (a nil c holds nothing).
-func (c *EntityCache) get(relation, key string) (entityValue, bool) {
-	if c == nil {
-		return entityValue{}, false
+// get returns the cached value of key at the current data version, if the
+// table holds it (a nil t holds nothing).
+func (t *entityTable[V]) get(key string) (entityValue[V], bool) {
+	if t == nil {
+		return entityValue[V]{}, false
 	}
+	c := t.cache
 	version, ok := c.version()
 	if !ok {
-		return entityValue{}, false
+		return entityValue[V]{}, false
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.at != version {
-		return entityValue{}, false
+		return entityValue[V]{}, false
 	}
-	v, found := c.entries[entityKey{relation, key}]
+	v, found := t.values[key]
 	return v, found
 }
 
 // store keeps the values read at version unless a newer version has been
-// seen since; a newer version than the entries' replaces them.
-func (c *EntityCache) store(version int64, relation string, values map[string]entityValue) {
+// seen since; a newer version than the entries' replaces every table's.
+func (t *entityTable[V]) store(version int64, values map[string]entityValue[V]) {
+	c := t.cache
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if cur, ok := c.version(); !ok || cur != version || version < c.at {
 		return
 	}
-	if version != c.at || len(c.entries)+len(values) > c.maxEntries {
-		c.entries = make(map[entityKey]entityValue)
-		c.at = version
+	added := 0
+	if version == c.at {
+		for k := range values {
+			if _, had := t.values[k]; !had {
+				added++
+			}
+		}
 	}
-	for k, v := range values {
-		c.entries[entityKey{relation, k}] = v
+	if version != c.at || c.size+added > c.maxEntries {
+		for _, s := range c.tables {
+			s.clear()
+		}
+		c.size, c.at, added = 0, version, len(values)
 	}
+	maps.Copy(t.values, values)
+	c.size += added
 }
 
 // Len returns the number of cached values.
 func (c *EntityCache) Len() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return len(c.entries)
+	return c.size
 }
 
 // cachedFetch returns fetch answering from c what it holds: only the keys c
@@ -141,12 +190,13 @@ func cachedFetch[V any](c *EntityCache, relation string, fetch func(ctx context.
 	if c == nil {
 		return fetch
 	}
+	t := entityTableOf[V](c, relation)
 	return func(ctx context.Context, keys []string) (map[string]V, error) {
-		hits, missing, version, ok := c.lookup(relation, keys)
+		hits, missing, version, ok := t.lookup(keys)
 		out := make(map[string]V, len(keys))
 		for k, v := range hits {
 			if v.found {
-				out[k] = v.value.(V)
+				out[k] = v.value
 			}
 		}
 		if len(missing) == 0 {
@@ -156,16 +206,16 @@ func cachedFetch[V any](c *EntityCache, relation string, fetch func(ctx context.
 		if err != nil {
 			return nil, err
 		}
-		keep := make(map[string]entityValue, len(missing))
+		keep := make(map[string]entityValue[V], len(missing))
 		for _, k := range missing {
 			v, found := fetched[k]
 			if found {
 				out[k] = v
 			}
-			keep[k] = entityValue{value: v, found: found}
+			keep[k] = entityValue[V]{value: v, found: found}
 		}
 		if ok {
-			c.store(version, relation, keep)
+			t.store(version, keep)
 		}
 		return out, nil
 	}

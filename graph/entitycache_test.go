@@ -3,8 +3,10 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -124,9 +126,10 @@ func TestEntityCacheKeepsNothingReadAtAnOldVersion(t *testing.T) {
 	if c.Len() != 0 {
 		t.Errorf("%d entries kept from a read at an old version", c.Len())
 	}
-	c.store(2, "things", map[string]entityValue{"b": {value: 1, found: true}})
-	c.store(1, "things", map[string]entityValue{"c": {value: 1, found: true}})
-	if hits, _, _, _ := c.lookup("things", []string{"b", "c"}); len(hits) != 1 || !hits["b"].found {
+	things := entityTableOf[int](c, "things")
+	things.store(2, map[string]entityValue[int]{"b": {value: 1, found: true}})
+	things.store(1, map[string]entityValue[int]{"c": {value: 1, found: true}})
+	if hits, _, _, _ := things.lookup([]string{"b", "c"}); len(hits) != 1 || !hits["b"].found {
 		t.Errorf("hits %v, want only b", hits)
 	}
 }
@@ -134,15 +137,32 @@ func TestEntityCacheKeepsNothingReadAtAnOldVersion(t *testing.T) {
 func TestEntityCacheBound(t *testing.T) {
 	ver := &fakeVersion{v: 1}
 	c := NewEntityCache(ver.get, 3)
-	c.store(1, "r", map[string]entityValue{"a": {}, "b": {}})
-	c.store(1, "r", map[string]entityValue{"c": {}})
+	r, q := entityTableOf[string](c, "r"), entityTableOf[int](c, "q")
+	r.store(1, map[string]entityValue[string]{"a": {}, "b": {}})
+	q.store(1, map[string]entityValue[int]{"c": {}})
+	r.store(1, map[string]entityValue[string]{"a": {value: "again"}})
 	if c.Len() != 3 {
 		t.Fatalf("%d entries, want 3", c.Len())
 	}
-	c.store(1, "r", map[string]entityValue{"d": {}})
-	if c.Len() != 1 {
-		t.Errorf("%d entries after overflowing the bound, want 1 (started again)", c.Len())
+	r.store(1, map[string]entityValue[string]{"d": {}})
+	if _, ok := q.get("c"); c.Len() != 1 || ok {
+		t.Errorf("%d entries after overflowing the bound (c kept: %v), want 1 (every table started again)", c.Len(), ok)
 	}
+}
+
+// A relation holds values of one type: asking for it with another panics
+// at once, naming both, instead of failing a type assertion later.
+func TestEntityTableOfOneType(t *testing.T) {
+	c := NewEntityCache((&fakeVersion{v: 1}).get, 0)
+	if entityTableOf[int](c, "r") != entityTableOf[int](c, "r") {
+		t.Error("two tables of one relation")
+	}
+	defer func() {
+		if msg := fmt.Sprint(recover()); !strings.Contains(msg, `relation "r"`) || !strings.Contains(msg, "entityTable[int]") || !strings.Contains(msg, "entityTable[string]") {
+			t.Errorf("panic %q", msg)
+		}
+	}()
+	entityTableOf[string](c, "r")
 }
 
 func TestNilEntityCacheFetchesEverything(t *testing.T) {

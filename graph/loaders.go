@@ -425,8 +425,7 @@ func newLoader[V any](b batching, fetch func(ctx context.Context, keys []string)
 // and kept for the next requests.
 type entityLoader[V any] struct {
 	*dataloader.Loader[string, V]
-	entities *EntityCache
-	relation string
+	entities *entityTable[V] // nil when nothing is cached
 	// fetch is the loader's batch fetch: from the cache, then from the
 	// database for the keys it does not hold.
 	fetch func(ctx context.Context, keys []string) (map[string]V, error)
@@ -438,15 +437,14 @@ type entityLoader[V any] struct {
 // budget.
 func newEntityLoader[V any](b batching, entities *EntityCache, relation string, fetch func(ctx context.Context, keys []string) (map[string]V, error)) *entityLoader[V] {
 	cached := cachedFetch(entities, relation, budgeted(b.budget, fetch))
-	return &entityLoader[V]{Loader: newLoader(batching{wait: b.wait}, cached), entities: entities, relation: relation, fetch: cached}
+	return &entityLoader[V]{Loader: newLoader(batching{wait: b.wait}, cached), entities: entityTableOf[V](entities, relation), fetch: cached}
 }
 
 // Load returns the value of key: at once when the entity cache holds it,
 // else through the batch.
 func (l *entityLoader[V]) Load(ctx context.Context, key string) dataloader.Thunk[V] {
-	if v, ok := l.entities.get(l.relation, key); ok {
-		value, _ := v.value.(V)
-		return func() (V, error) { return value, nil }
+	if v, ok := l.entities.get(key); ok {
+		return func() (V, error) { return v.value, nil }
 	}
 	return l.Loader.Load(ctx, key)
 }
