@@ -265,7 +265,10 @@ type ComplexityRoot struct {
 	}
 
 	Metrics struct {
+		AvsCount           func(childComplexity int) int
+		BeaconChainTvl     func(childComplexity int) int
 		DeploymentRatio    func(childComplexity int) int
+		OperatorCount      func(childComplexity int) int
 		RestakingTvl       func(childComplexity int) int
 		StakerCount        func(childComplexity int) int
 		StakerCountHistory func(childComplexity int, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
@@ -273,6 +276,7 @@ type ComplexityRoot struct {
 		TotalAvs           func(childComplexity int) int
 		TotalOperators     func(childComplexity int) int
 		TotalStakers       func(childComplexity int) int
+		TotalTvl           func(childComplexity int) int
 		TotalWithdrawals   func(childComplexity int) int
 		Tvl                func(childComplexity int) int
 		TvlBeaconChain     func(childComplexity int) int
@@ -533,6 +537,12 @@ type ComplexityRoot struct {
 		TvlEth          func(childComplexity int) int
 	}
 
+	TotalCount struct {
+		Change24h func(childComplexity int) int
+		Change7d  func(childComplexity int) int
+		Total     func(childComplexity int) int
+	}
+
 	Tvl struct {
 		Tvl              func(childComplexity int) int
 		TvlBeaconChain   func(childComplexity int) int
@@ -540,6 +550,12 @@ type ComplexityRoot struct {
 		TvlStrategies    func(childComplexity int) int
 		TvlStrategiesEth func(childComplexity int) int
 		TvlWeth          func(childComplexity int) int
+	}
+
+	TvlChange struct {
+		Change24h func(childComplexity int) int
+		Change7d  func(childComplexity int) int
+		Tvl       func(childComplexity int) int
 	}
 
 	Withdrawal struct {
@@ -630,6 +646,10 @@ type MetricsResolver interface {
 	TotalWithdrawals(ctx context.Context, obj *model.Metrics) (*model.WithdrawalCounts, error)
 	StakerCount(ctx context.Context, obj *model.Metrics) (*model.StakerCount, error)
 	DeploymentRatio(ctx context.Context, obj *model.Metrics) (*model.DeploymentRatio, error)
+	AvsCount(ctx context.Context, obj *model.Metrics) (*model.TotalCount, error)
+	OperatorCount(ctx context.Context, obj *model.Metrics) (*model.TotalCount, error)
+	TotalTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
+	BeaconChainTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
 	StakerCountHistory(ctx context.Context, obj *model.Metrics, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.CountHistory, error)
 }
 type OperatorResolver interface {
@@ -1634,12 +1654,30 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MaxMagnitude.StrategyAddress(childComplexity), true
 
+	case "Metrics.avsCount":
+		if e.ComplexityRoot.Metrics.AvsCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.AvsCount(childComplexity), true
+	case "Metrics.beaconChainTvl":
+		if e.ComplexityRoot.Metrics.BeaconChainTvl == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.BeaconChainTvl(childComplexity), true
 	case "Metrics.deploymentRatio":
 		if e.ComplexityRoot.Metrics.DeploymentRatio == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Metrics.DeploymentRatio(childComplexity), true
+	case "Metrics.operatorCount":
+		if e.ComplexityRoot.Metrics.OperatorCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.OperatorCount(childComplexity), true
 	case "Metrics.restakingTvl":
 		if e.ComplexityRoot.Metrics.RestakingTvl == nil {
 			break
@@ -1692,6 +1730,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Metrics.TotalStakers(childComplexity), true
+	case "Metrics.totalTvl":
+		if e.ComplexityRoot.Metrics.TotalTvl == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.TotalTvl(childComplexity), true
 	case "Metrics.totalWithdrawals":
 		if e.ComplexityRoot.Metrics.TotalWithdrawals == nil {
 			break
@@ -2920,6 +2964,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.StrategyTvl.TvlEth(childComplexity), true
 
+	case "TotalCount.change24h":
+		if e.ComplexityRoot.TotalCount.Change24h == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TotalCount.Change24h(childComplexity), true
+	case "TotalCount.change7d":
+		if e.ComplexityRoot.TotalCount.Change7d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TotalCount.Change7d(childComplexity), true
+	case "TotalCount.total":
+		if e.ComplexityRoot.TotalCount.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TotalCount.Total(childComplexity), true
+
 	case "Tvl.tvl":
 		if e.ComplexityRoot.Tvl.Tvl == nil {
 			break
@@ -2956,6 +3019,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tvl.TvlWeth(childComplexity), true
+
+	case "TvlChange.change24h":
+		if e.ComplexityRoot.TvlChange.Change24h == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TvlChange.Change24h(childComplexity), true
+	case "TvlChange.change7d":
+		if e.ComplexityRoot.TvlChange.Change7d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TvlChange.Change7d(childComplexity), true
+	case "TvlChange.tvl":
+		if e.ComplexityRoot.TvlChange.Tvl == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TvlChange.Tvl(childComplexity), true
 
 	case "Withdrawal.createdAt":
 		if e.ComplexityRoot.Withdrawal.CreatedAt == nil {
@@ -4439,6 +4521,14 @@ type Metrics {
   stakerCount: StakerCount!
   "The deployment ratio. Matches ` + "`" + `GET /metrics/deployment-ratio` + "`" + `."
   deploymentRatio: DeploymentRatio!
+  "The number of AVS (those the listings show), with its changes. Matches ` + "`" + `GET /metrics/total-avs` + "`" + `."
+  avsCount: TotalCount!
+  "The number of operators, with its changes. Matches ` + "`" + `GET /metrics/total-operators` + "`" + `."
+  operatorCount: TotalCount!
+  "The total TVL in ETH (beacon-chain ETH and every restaking strategy but EIGEN), with its changes. Matches ` + "`" + `GET /metrics/tvl` + "`" + `."
+  totalTvl: TvlChange!
+  "The TVL of beacon-chain ETH (native restaking) in ETH, with its changes. Matches ` + "`" + `GET /metrics/tvl/beacon-chain` + "`" + `."
+  beaconChainTvl: TvlChange!
   """
   The number of stakers over time, in buckets starting at UTC midnight. Matches
   ` + "`" + `GET /metrics/historical/count-stakers` + "`" + `. Without dates, the last 31 days for
@@ -4509,6 +4599,26 @@ type WithdrawalCounts {
 type StakerCount {
   "The number of stakers."
   total: Int!
+  "The change over the last day."
+  change24h: Change!
+  "The change over the last 7 days."
+  change7d: Change!
+}
+
+"A count as of the latest daily snapshot, with its changes since the snapshots one and seven days before."
+type TotalCount {
+  "The count."
+  total: Int!
+  "The change over the last day."
+  change24h: Change!
+  "The change over the last 7 days."
+  change7d: Change!
+}
+
+"A TVL in ETH as of the latest daily snapshot, with its changes since the snapshots one and seven days before."
+type TvlChange {
+  "The TVL in ETH."
+  tvl: Float!
   "The change over the last day."
   change24h: Change!
   "The change over the last 7 days."
@@ -4988,6 +5098,14 @@ func (ec *executionContext) childFields_Metrics(ctx context.Context, field graph
 		return ec.fieldContext_Metrics_stakerCount(ctx, field)
 	case "deploymentRatio":
 		return ec.fieldContext_Metrics_deploymentRatio(ctx, field)
+	case "avsCount":
+		return ec.fieldContext_Metrics_avsCount(ctx, field)
+	case "operatorCount":
+		return ec.fieldContext_Metrics_operatorCount(ctx, field)
+	case "totalTvl":
+		return ec.fieldContext_Metrics_totalTvl(ctx, field)
+	case "beaconChainTvl":
+		return ec.fieldContext_Metrics_beaconChainTvl(ctx, field)
 	case "stakerCountHistory":
 		return ec.fieldContext_Metrics_stakerCountHistory(ctx, field)
 	}
@@ -5460,6 +5578,18 @@ func (ec *executionContext) childFields_StrategyTvl(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type StrategyTvl", field.Name)
 }
 
+func (ec *executionContext) childFields_TotalCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_TotalCount_total(ctx, field)
+	case "change24h":
+		return ec.fieldContext_TotalCount_change24h(ctx, field)
+	case "change7d":
+		return ec.fieldContext_TotalCount_change7d(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TotalCount", field.Name)
+}
+
 func (ec *executionContext) childFields_Tvl(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "tvl":
@@ -5476,6 +5606,18 @@ func (ec *executionContext) childFields_Tvl(ctx context.Context, field graphql.C
 		return ec.fieldContext_Tvl_tvlStrategiesEth(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Tvl", field.Name)
+}
+
+func (ec *executionContext) childFields_TvlChange(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tvl":
+		return ec.fieldContext_TvlChange_tvl(ctx, field)
+	case "change24h":
+		return ec.fieldContext_TvlChange_change24h(ctx, field)
+	case "change7d":
+		return ec.fieldContext_TvlChange_change7d(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TvlChange", field.Name)
 }
 
 func (ec *executionContext) childFields_Withdrawal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10717,6 +10859,134 @@ func (ec *executionContext) fieldContext_Metrics_deploymentRatio(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Metrics_avsCount(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_avsCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Metrics().AvsCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TotalCount) graphql.Marshaler {
+			return ec.marshalNTotalCount2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTotalCount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_avsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TotalCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Metrics_operatorCount(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_operatorCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Metrics().OperatorCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TotalCount) graphql.Marshaler {
+			return ec.marshalNTotalCount2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTotalCount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_operatorCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TotalCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Metrics_totalTvl(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_totalTvl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Metrics().TotalTvl(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TvlChange) graphql.Marshaler {
+			return ec.marshalNTvlChange2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_totalTvl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TvlChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Metrics_beaconChainTvl(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_beaconChainTvl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Metrics().BeaconChainTvl(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TvlChange) graphql.Marshaler {
+			return ec.marshalNTvlChange2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_beaconChainTvl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TvlChange(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Metrics_stakerCountHistory(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15757,6 +16027,93 @@ func (ec *executionContext) fieldContext_StrategyTvl_change7d(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _TotalCount_total(ctx context.Context, field graphql.CollectedField, obj *model.TotalCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TotalCount_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Total, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TotalCount_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TotalCount", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _TotalCount_change24h(ctx context.Context, field graphql.CollectedField, obj *model.TotalCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TotalCount_change24h(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change24h, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Change) graphql.Marshaler {
+			return ec.marshalNChange2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TotalCount_change24h(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TotalCount",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Change(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TotalCount_change7d(ctx context.Context, field graphql.CollectedField, obj *model.TotalCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TotalCount_change7d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change7d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Change) graphql.Marshaler {
+			return ec.marshalNChange2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TotalCount_change7d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TotalCount",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Change(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Tvl_tvl(ctx context.Context, field graphql.CollectedField, obj *model.Tvl) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15893,6 +16250,93 @@ func (ec *executionContext) _Tvl_tvlStrategiesEth(ctx context.Context, field gra
 }
 func (ec *executionContext) fieldContext_Tvl_tvlStrategiesEth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tvl", field, false, false, errors.New("field of type StrategyValues does not have child fields"))
+}
+
+func (ec *executionContext) _TvlChange_tvl(ctx context.Context, field graphql.CollectedField, obj *model.TvlChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TvlChange_tvl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tvl, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TvlChange_tvl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TvlChange", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _TvlChange_change24h(ctx context.Context, field graphql.CollectedField, obj *model.TvlChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TvlChange_change24h(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change24h, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Change) graphql.Marshaler {
+			return ec.marshalNChange2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TvlChange_change24h(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TvlChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Change(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TvlChange_change7d(ctx context.Context, field graphql.CollectedField, obj *model.TvlChange) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TvlChange_change7d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change7d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Change) graphql.Marshaler {
+			return ec.marshalNChange2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TvlChange_change7d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TvlChange",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Change(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Withdrawal_withdrawalRoot(ctx context.Context, field graphql.CollectedField, obj *model.Withdrawal) (ret graphql.Marshaler) {
@@ -20274,6 +20718,158 @@ func (ec *executionContext) _Metrics(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "avsCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Metrics_avsCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "operatorCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Metrics_operatorCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "totalTvl":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Metrics_totalTvl(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "beaconChainTvl":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Metrics_beaconChainTvl(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "stakerCountHistory":
 			field := field
 
@@ -23597,6 +24193,56 @@ func (ec *executionContext) _StrategyTvl(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var totalCountImplementors = []string{"TotalCount"}
+
+func (ec *executionContext) _TotalCount(ctx context.Context, sel ast.SelectionSet, obj *model.TotalCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, totalCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TotalCount")
+		case "total":
+			out.Values[i] = ec._TotalCount_total(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "change24h":
+			out.Values[i] = ec._TotalCount_change24h(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "change7d":
+			out.Values[i] = ec._TotalCount_change7d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var tvlImplementors = []string{"Tvl"}
 
 func (ec *executionContext) _Tvl(ctx context.Context, sel ast.SelectionSet, obj *model.Tvl) graphql.Marshaler {
@@ -23636,6 +24282,56 @@ func (ec *executionContext) _Tvl(ctx context.Context, sel ast.SelectionSet, obj 
 			}
 		case "tvlStrategiesEth":
 			out.Values[i] = ec._Tvl_tvlStrategiesEth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var tvlChangeImplementors = []string{"TvlChange"}
+
+func (ec *executionContext) _TvlChange(ctx context.Context, sel ast.SelectionSet, obj *model.TvlChange) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tvlChangeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TvlChange")
+		case "tvl":
+			out.Values[i] = ec._TvlChange_tvl(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "change24h":
+			out.Values[i] = ec._TvlChange_change24h(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "change7d":
+			out.Values[i] = ec._TvlChange_change7d(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -25507,6 +26203,16 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	return ret
 }
 
+func (ec *executionContext) marshalNTotalCount2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTotalCount(ctx context.Context, sel ast.SelectionSet, v *model.TotalCount) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TotalCount(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNTvl2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvl(ctx context.Context, sel ast.SelectionSet, v *model.Tvl) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -25515,6 +26221,16 @@ func (ec *executionContext) marshalNTvl2ᚖgithubᚗcomᚋstakegraphᚋstakegrap
 		return graphql.Null
 	}
 	return ec._Tvl(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTvlChange2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlChange(ctx context.Context, sel ast.SelectionSet, v *model.TvlChange) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TvlChange(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNWithdrawal2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Withdrawal) graphql.Marshaler {

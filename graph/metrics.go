@@ -66,6 +66,37 @@ func countMetric(trio store.SnapshotTrio, count func(store.DailySnapshot) int) *
 	}
 }
 
+// snapshotMetric computes a metric with metric from the request's latest
+// daily snapshot and those one and seven days before it.
+func snapshotMetric[M any](ctx context.Context, metric func(store.SnapshotTrio) *M) (*M, error) {
+	trio, err := snapshots(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return metric(trio), nil
+}
+
+// totalCount returns the metric of the count that count reads from a
+// snapshot, with its changes.
+func totalCount(count func(store.DailySnapshot) int) func(store.SnapshotTrio) *model.TotalCount {
+	return func(trio store.SnapshotTrio) *model.TotalCount {
+		m := countMetric(trio, count)
+		return &model.TotalCount{Total: m.Value, Change24h: m.Change24h, Change7d: m.Change7d}
+	}
+}
+
+// tvlChange returns the metric of the TVL in ETH (decimal text) that tvl
+// reads from a snapshot, with its changes.
+func tvlChange(tvl func(store.DailySnapshot) string) func(store.SnapshotTrio) *model.TvlChange {
+	return func(trio store.SnapshotTrio) *model.TvlChange {
+		return &model.TvlChange{
+			Tvl:       model.DecimalToFloat(tvl(trio.Latest)),
+			Change24h: decimalChange(tvl(trio.Latest), tvl(trio.DayBefore)),
+			Change7d:  decimalChange(tvl(trio.Latest), tvl(trio.WeekBefore)),
+		}
+	}
+}
+
 // restakingValues returns the per-strategy TVL maps of the restaking
 // strategies (all but beacon ETH) of one snapshot day.
 func restakingValues(snaps []store.StrategySnapshot) (native, eth model.StrategyValues) {

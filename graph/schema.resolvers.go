@@ -327,6 +327,26 @@ func (r *metricsResolver) DeploymentRatio(ctx context.Context, obj *model.Metric
 	}, nil
 }
 
+// AvsCount is the resolver for the avsCount field.
+func (r *metricsResolver) AvsCount(ctx context.Context, obj *model.Metrics) (*model.TotalCount, error) {
+	return snapshotMetric(ctx, totalCount(func(d store.DailySnapshot) int { return d.TotalAVS }))
+}
+
+// OperatorCount is the resolver for the operatorCount field.
+func (r *metricsResolver) OperatorCount(ctx context.Context, obj *model.Metrics) (*model.TotalCount, error) {
+	return snapshotMetric(ctx, totalCount(func(d store.DailySnapshot) int { return d.TotalOperators }))
+}
+
+// TotalTvl is the resolver for the totalTvl field.
+func (r *metricsResolver) TotalTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error) {
+	return snapshotMetric(ctx, tvlChange(func(d store.DailySnapshot) string { return d.TVLETH }))
+}
+
+// BeaconChainTvl is the resolver for the beaconChainTvl field.
+func (r *metricsResolver) BeaconChainTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error) {
+	return snapshotMetric(ctx, tvlChange(func(d store.DailySnapshot) string { return d.TVLBeaconChain }))
+}
+
 // StakerCountHistory is the resolver for the stakerCountHistory field.
 func (r *metricsResolver) StakerCountHistory(ctx context.Context, obj *model.Metrics, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.CountHistory, error) {
 	l := loadersFor(ctx)

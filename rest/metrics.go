@@ -24,6 +24,14 @@ var (
 	deploymentRatioOp string
 	//go:embed operations/historical_staker_count.graphql
 	historicalStakerCountOp string
+	//go:embed operations/total_avs.graphql
+	totalAVSOp string
+	//go:embed operations/total_operators.graphql
+	totalOperatorsOp string
+	//go:embed operations/total_tvl.graphql
+	totalTVLOp string
+	//go:embed operations/beacon_chain_tvl.graphql
+	beaconChainTVLOp string
 )
 
 // metrics serves GET /metrics.

@@ -46,6 +46,11 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"avs_detail":               avsDetailOp,
 		"operator_detail":          operatorDetailOp,
 		"operator_addresses":       operatorAddressesOp,
+		"withdrawal_detail":        withdrawalDetailOp,
+		"total_avs":                totalAVSOp,
+		"total_operators":          totalOperatorsOp,
+		"total_tvl":                totalTVLOp,
+		"beacon_chain_tvl":         beaconChainTVLOp,
 	}
 	files, err := fs.Glob(os.DirFS("operations"), "*.graphql")
 	if err != nil {

@@ -325,6 +325,8 @@ func TestRoutesAgainstDemoData(t *testing.T) {
 	t.Run("operator_addresses", func(t *testing.T) { testOperatorAddresses(t, c) })
 	t.Run("delegation_events", func(t *testing.T) { testDelegationEvents(t, c) })
 	t.Run("withdrawals", func(t *testing.T) { testWithdrawals(t, c) })
+	t.Run("withdrawal_detail", func(t *testing.T) { testWithdrawalDetail(t, c) })
+	t.Run("staker_withdrawals", func(t *testing.T) { testStakerWithdrawals(t, c) })
 	t.Run("metrics", func(t *testing.T) { testMetrics(t, c) })
 	t.Run("historical_count_stakers", func(t *testing.T) { testHistoricalStakerCount(t, c) })
 	t.Run("reward_strategies", func(t *testing.T) { testRewardStrategies(t, c) })
@@ -783,7 +785,7 @@ type withdrawalPage struct {
 func testWithdrawals(t *testing.T, c *client) {
 	const target = "/withdrawals"
 	var def withdrawalPage
-	c.ok(t, target, &def)
+	c.okEE(t, target, &def)
 	if def.Meta.Skip != 0 || def.Meta.Take != 12 || len(def.Data) != 12 {
 		t.Fatalf("defaults: %+v, %d records", def.Meta, len(def.Data))
 	}
@@ -885,31 +887,32 @@ func testMetrics(t *testing.T, c *client) {
 		TvlStrategies, TvlStrategiesEth        map[string]float64
 		TotalAVS, TotalOperators, TotalStakers int
 	}
-	c.ok(t, "/metrics", &m)
+	c.okEE(t, "/metrics", &m)
 	var avs, ops page
-	c.ok(t, "/avs?take=1", &avs)
-	c.ok(t, "/operators?take=1", &ops)
+	c.okEE(t, "/avs?take=1", &avs)
+	c.okEE(t, "/operators?take=1", &ops)
 	if m.TotalAVS != avs.Meta.Total || m.TotalOperators != ops.Meta.Total {
 		t.Errorf("/metrics totalAVS %d, totalOperators %d; /avs total %d, /operators total %d", m.TotalAVS, m.TotalOperators, avs.Meta.Total, ops.Meta.Total)
 	}
 
 	// withChange: the change keys are absent unless asked for.
-	for _, target := range []string{"/metrics/tvl/restaking", "/metrics/total-stakers", "/metrics/deployment-ratio"} {
+	for _, target := range []string{"/metrics/tvl/restaking", "/metrics/total-stakers", "/metrics/deployment-ratio",
+		"/metrics/total-avs", "/metrics/total-operators", "/metrics/tvl", "/metrics/tvl/beacon-chain"} {
 		for _, q := range []string{"", "?withChange=false"} {
 			var v map[string]any
-			c.ok(t, target+q, &v)
+			c.okEE(t, target+q, &v)
 			checkKeys(t, target+q, []map[string]any{v}, false, "change24h", "change7d")
 		}
 		var v map[string]any
-		c.ok(t, target+"?withChange=true", &v)
+		c.okEE(t, target+"?withChange=true", &v)
 		checkKeys(t, target, []map[string]any{v}, true, "change24h", "change7d")
 	}
 	var tw map[string]map[string]any
-	c.ok(t, "/metrics/total-withdrawals", &tw)
+	c.okEE(t, "/metrics/total-withdrawals", &tw)
 	for k, v := range tw {
 		checkKeys(t, "/metrics/total-withdrawals "+k, []map[string]any{v}, false, "change24h", "change7d")
 	}
-	c.ok(t, "/metrics/total-withdrawals?withChange=true", &tw)
+	c.okEE(t, "/metrics/total-withdrawals?withChange=true", &tw)
 	for k, v := range tw {
 		checkKeys(t, "/metrics/total-withdrawals "+k, []map[string]any{v}, true, "change24h", "change7d")
 	}
@@ -918,7 +921,7 @@ func testMetrics(t *testing.T, c *client) {
 		Tvl                             float64
 		TvlStrategies, TvlStrategiesEth map[string]float64
 	}
-	c.ok(t, "/metrics/tvl/restaking", &restaking)
+	c.okEE(t, "/metrics/tvl/restaking", &restaking)
 	if !close(restaking.Tvl, m.TvlRestaking) {
 		t.Errorf("/metrics/tvl/restaking tvl %v, /metrics tvlRestaking %v", restaking.Tvl, m.TvlRestaking)
 	}
@@ -937,12 +940,27 @@ func testMetrics(t *testing.T, c *client) {
 		t.Errorf("/metrics/tvl/restaking: strategies other than EIGEN sum to %v ETH, tvl %v", sum, restaking.Tvl)
 	}
 	var stakers struct{ Total int }
-	c.ok(t, "/metrics/total-stakers", &stakers)
+	c.okEE(t, "/metrics/total-stakers", &stakers)
 	if stakers.Total != m.TotalStakers {
 		t.Errorf("/metrics/total-stakers %d, /metrics totalStakers %d", stakers.Total, m.TotalStakers)
 	}
+	// The totals agree with /metrics.
+	for target, want := range map[string]int{"/metrics/total-avs": m.TotalAVS, "/metrics/total-operators": m.TotalOperators} {
+		var count struct{ Total int }
+		c.okEE(t, target, &count)
+		if count.Total != want {
+			t.Errorf("%s %d, /metrics says %d", target, count.Total, want)
+		}
+	}
+	for target, want := range map[string]float64{"/metrics/tvl": m.Tvl, "/metrics/tvl/beacon-chain": m.TvlBeaconChain} {
+		var tvl struct{ Tvl float64 }
+		c.okEE(t, target, &tvl)
+		if !close(tvl.Tvl, want) || tvl.Tvl <= 0 {
+			t.Errorf("%s %v, /metrics says %v", target, tvl.Tvl, want)
+		}
+	}
 	var ratio struct{ Ratio float64 }
-	c.ok(t, "/metrics/deployment-ratio", &ratio)
+	c.okEE(t, "/metrics/deployment-ratio", &ratio)
 	if ratio.Ratio <= 0 || ratio.Ratio > 1 {
 		t.Errorf("deployment ratio %v", ratio.Ratio)
 	}
@@ -954,12 +972,12 @@ func testMetrics(t *testing.T, c *client) {
 		}
 		target := "/metrics/tvl/restaking/" + s.Address
 		var one map[string]any
-		c.ok(t, target, &one)
+		c.okEE(t, target, &one)
 		checkKeys(t, target, []map[string]any{one}, false, "change24h", "change7d")
 		if !close(one["tvl"].(float64), restaking.TvlStrategies[s.Symbol]) || !close(one["tvlEth"].(float64), restaking.TvlStrategiesEth[s.Symbol]) {
 			t.Errorf("%s: tvl %v, tvlEth %v; breakdown %v, %v", s.Symbol, one["tvl"], one["tvlEth"], restaking.TvlStrategies[s.Symbol], restaking.TvlStrategiesEth[s.Symbol])
 		}
-		c.ok(t, target+"?withChange=true", &one)
+		c.okEE(t, target+"?withChange=true", &one)
 		checkKeys(t, target, []map[string]any{one}, true, "change24h", "change7d")
 		break
 	}

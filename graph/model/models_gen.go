@@ -175,6 +175,16 @@ type StrategyTvl struct {
 	Change7d *Change `json:"change7d"`
 }
 
+// A count as of the latest daily snapshot, with its changes since the snapshots one and seven days before.
+type TotalCount struct {
+	// The count.
+	Total int `json:"total"`
+	// The change over the last day.
+	Change24h *Change `json:"change24h"`
+	// The change over the last 7 days.
+	Change7d *Change `json:"change7d"`
+}
+
 // Total value locked, computed from a set of strategy shares at current exchange
 // rates and prices.
 type Tvl struct {
@@ -190,6 +200,16 @@ type Tvl struct {
 	TvlStrategies StrategyValues `json:"tvlStrategies"`
 	// TVL of each restaking strategy (every strategy but beacon-chain ETH) in ETH, keyed by symbol.
 	TvlStrategiesEth StrategyValues `json:"tvlStrategiesEth"`
+}
+
+// A TVL in ETH as of the latest daily snapshot, with its changes since the snapshots one and seven days before.
+type TvlChange struct {
+	// The TVL in ETH.
+	Tvl float64 `json:"tvl"`
+	// The change over the last day.
+	Change24h *Change `json:"change24h"`
+	// The change over the last 7 days.
+	Change7d *Change `json:"change7d"`
 }
 
 // The numbers of withdrawals.

@@ -1,0 +1,103 @@
+package rest
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// testStakerWithdrawals checks the per-staker withdrawal routes against
+// GET /withdrawals filtered to the same staker: the same records in the
+// same order, the variants splitting them by status.
+func testStakerWithdrawals(t *testing.T, c *client) {
+	// The staker of the newest completed withdrawal has both kinds, or at
+	// least a completed one.
+	var completed withdrawalPage
+	c.okEE(t, "/withdrawals?status=completed&take=1", &completed)
+	if len(completed.Data) == 0 {
+		t.Fatal("the demo data has no completed withdrawal")
+	}
+	staker := completed.Data[0].StakerAddress
+	base := "/stakers/" + staker + "/withdrawals"
+
+	roots := func(p withdrawalPage) string {
+		rs := make([]string, len(p.Data))
+		for i, w := range p.Data {
+			rs[i] = w.WithdrawalRoot
+		}
+		return strings.Join(rs, " ")
+	}
+	totals := 0
+	for suffix, status := range map[string]string{"": "", "/queued": "queued", "/queued_withdrawable": "queued_withdrawable", "/completed": "completed"} {
+		query := "?stakerAddress=" + staker + "&take=1000"
+		if status != "" {
+			query += "&status=" + status
+		}
+		var got, want withdrawalPage
+		c.okEE(t, base+suffix+"?take=1000", &got)
+		c.okEE(t, "/withdrawals"+query, &want)
+		if roots(got) != roots(want) || got.Meta != want.Meta {
+			t.Errorf("GET %s differs from GET /withdrawals%s:\n%s %+v\n%s %+v", base+suffix, query, roots(got), got.Meta, roots(want), want.Meta)
+		}
+		for _, w := range got.Data {
+			if w.StakerAddress != staker || (status != "" && (status == "completed") != w.IsCompleted) {
+				t.Errorf("GET %s: withdrawal %s of %s, completed %v", base+suffix, w.WithdrawalRoot, w.StakerAddress, w.IsCompleted)
+			}
+		}
+		switch status {
+		case "queued", "completed":
+			totals += got.Meta.Total
+		case "":
+			totals -= got.Meta.Total
+			if got.Meta.Total == 0 {
+				t.Errorf("GET %s: no withdrawals", base)
+			}
+		}
+	}
+	if totals != 0 {
+		t.Errorf("queued and completed do not add up to all of %s's withdrawals (off by %d)", staker, totals)
+	}
+
+	// Paging, and the path address in any case.
+	var all, second withdrawalPage
+	c.okEE(t, "/stakers/0x"+strings.ToUpper(staker[2:])+"/withdrawals?take=2", &all)
+	c.okEE(t, base+"?skip=1&take=1", &second)
+	if len(all.Data) > 1 && (len(second.Data) != 1 || second.Data[0].WithdrawalRoot != all.Data[1].WithdrawalRoot) {
+		t.Errorf("skip=1&take=1 is not the second withdrawal")
+	}
+	var none withdrawalPage
+	c.okEE(t, "/stakers/0x000000000000000000000000000000000000dead/withdrawals", &none)
+	if len(none.Data) != 0 || none.Meta.Total != 0 {
+		t.Errorf("a staker without withdrawals: %+v", none)
+	}
+	c.failsEE(t, "/stakers/0x1234/withdrawals", http.StatusUnprocessableEntity, "unprocessable_entity", "address", `"0x1234"`)
+	c.failsEE(t, base+"/queued?take=0", http.StatusUnprocessableEntity, "unprocessable_entity", "take")
+}
+
+// testWithdrawalDetail checks GET /withdrawals/{withdrawalRoot} against the
+// records of GET /withdrawals.
+func testWithdrawalDetail(t *testing.T, c *client) {
+	var listed page
+	c.okEE(t, "/withdrawals?take=5", &listed)
+	if len(listed.Data) == 0 {
+		t.Fatal("the demo data has no withdrawals")
+	}
+	for _, w := range listed.Data {
+		root := w["withdrawalRoot"].(string)
+		var detail map[string]any
+		c.okEE(t, "/withdrawals/"+root, &detail)
+		checkAgrees(t, "withdrawal "+root, detail, w, []string{"withdrawalRoot", "nonce", "stakerAddress",
+			"delegatedTo", "withdrawerAddress", "shares", "createdAtBlock", "createdAt", "updatedAtBlock", "updatedAt", "isCompleted"})
+		if len(detail) != len(w) {
+			t.Errorf("withdrawal %s: detail keys %d, listed %d", root, len(detail), len(w))
+		}
+	}
+	root := listed.Data[0]["withdrawalRoot"].(string)
+	var upper map[string]any
+	c.okEE(t, "/withdrawals/0x"+strings.ToUpper(root[2:]), &upper)
+	if upper["withdrawalRoot"] != root {
+		t.Errorf("upper-case root answered %v", upper["withdrawalRoot"])
+	}
+	c.failsEE(t, "/withdrawals/0x"+strings.Repeat("0", 64), http.StatusNotFound, "not_found", "withdrawal")
+	c.failsEE(t, "/withdrawals/0x12", http.StatusUnprocessableEntity, "unprocessable_entity", "withdrawalRoot", `"0x12"`)
+}
