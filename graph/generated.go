@@ -4162,7 +4162,7 @@ type Deposit {
   blockTime: DateTime!
   "The depositing staker."
   stakerAddress: Address!
-  "The deposited token, when the event carries it."
+  "The deposited token: the event's, or else the strategy's underlying token (deposits since the slashing upgrade do not name it); null when neither is known."
   tokenAddress: Address
   "The strategy address."
   strategyAddress: Address!

@@ -47,6 +47,7 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"operator_detail":          operatorDetailOp,
 		"operator_addresses":       operatorAddressesOp,
 		"withdrawal_detail":        withdrawalDetailOp,
+		"staker_deposits":          stakerDepositsOp,
 		"total_avs":                totalAVSOp,
 		"total_operators":          totalOperatorsOp,
 		"total_tvl":                totalTVLOp,

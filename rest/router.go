@@ -103,6 +103,7 @@ func NewHandler(cfg Config) http.Handler {
 		r.Get("/stakers/{address}/withdrawals/queued", h.stakerWithdrawals("queued"))
 		r.Get("/stakers/{address}/withdrawals/queued_withdrawable", h.stakerWithdrawals("queued_withdrawable"))
 		r.Get("/stakers/{address}/withdrawals/completed", h.stakerWithdrawals("completed"))
+		r.Get("/stakers/{address}/deposits", h.stakerDeposits)
 		r.Get("/slashings", h.slashings)
 		r.Get("/metrics", h.metrics)
 		r.Get("/metrics/tvl/restaking", h.serveWithChange(restakingTVLOp))

@@ -101,3 +101,59 @@ func testWithdrawalDetail(t *testing.T, c *client) {
 	c.failsEE(t, "/withdrawals/0x"+strings.Repeat("0", 64), http.StatusNotFound, "not_found", "withdrawal")
 	c.failsEE(t, "/withdrawals/0x12", http.StatusUnprocessableEntity, "unprocessable_entity", "withdrawalRoot", `"0x12"`)
 }
+
+// testStakerDeposits checks GET /stakers/{address}/deposits: newest first,
+// paged consistently, each with the token it deposited.
+func testStakerDeposits(t *testing.T, c *client) {
+	var withdrawals withdrawalPage
+	c.okEE(t, "/withdrawals?take=50", &withdrawals)
+	type deposit struct {
+		TransactionHash, StakerAddress, TokenAddress, StrategyAddress, Shares, CreatedAt string
+		CreatedAtBlock                                                                   int64
+	}
+	type depositPage struct {
+		Data []deposit
+		Meta meta
+	}
+	// A staker that withdrew has deposited, unless it only restaked
+	// beacon-chain ETH.
+	var staker string
+	var all depositPage
+	for _, w := range withdrawals.Data {
+		c.okEE(t, "/stakers/"+w.StakerAddress+"/deposits?take=1000", &all)
+		if len(all.Data) > 1 {
+			staker = w.StakerAddress
+			break
+		}
+	}
+	if staker == "" {
+		t.Fatal("no staker of the newest withdrawals has two deposits")
+	}
+	if all.Meta.Total != len(all.Data) || all.Meta.Skip != 0 || all.Meta.Take != 1000 {
+		t.Errorf("meta %+v for %d deposits", all.Meta, len(all.Data))
+	}
+	for i, d := range all.Data {
+		if d.StakerAddress != staker || d.TokenAddress == "" || d.Shares == "" || d.TransactionHash == "" {
+			t.Errorf("deposit %d: %+v", i, d)
+		}
+		if i > 0 && d.CreatedAtBlock > all.Data[i-1].CreatedAtBlock {
+			t.Errorf("deposit %d is newer than the one before it", i)
+		}
+	}
+	var def, second depositPage
+	c.okEE(t, "/stakers/0x"+strings.ToUpper(staker[2:])+"/deposits", &def)
+	if def.Meta.Take != 12 || def.Meta.Total != all.Meta.Total || len(def.Data) != min(12, len(all.Data)) || def.Data[0] != all.Data[0] {
+		t.Errorf("defaults: %+v, %d records", def.Meta, len(def.Data))
+	}
+	c.okEE(t, "/stakers/"+staker+"/deposits?skip=1&take=1", &second)
+	if len(second.Data) != 1 || second.Data[0] != all.Data[1] {
+		t.Errorf("skip=1&take=1: %+v, want the second deposit", second.Data)
+	}
+	var none depositPage
+	c.okEE(t, "/stakers/0x000000000000000000000000000000000000dead/deposits", &none)
+	if len(none.Data) != 0 || none.Meta.Total != 0 {
+		t.Errorf("a staker without deposits: %+v", none)
+	}
+	c.failsEE(t, "/stakers/0xzz/deposits", http.StatusUnprocessableEntity, "unprocessable_entity", "address")
+	c.failsEE(t, "/stakers/"+staker+"/deposits?take=1001", http.StatusUnprocessableEntity, "unprocessable_entity", "take")
+}

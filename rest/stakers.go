@@ -11,8 +11,31 @@ import (
 	"github.com/stakegraph/stakegraph/internal/respond"
 )
 
-//go:embed operations/staker_delegation_events.graphql
-var stakerDelegationEventsOp string
+var (
+	//go:embed operations/staker_delegation_events.graphql
+	stakerDelegationEventsOp string
+	//go:embed operations/staker_deposits.graphql
+	stakerDepositsOp string
+)
+
+// stakerDeposits serves GET /stakers/{address}/deposits: the staker's
+// deposits into strategies, newest first. A staker without deposits has an
+// empty list.
+func (h *handlers) stakerDeposits(w http.ResponseWriter, r *http.Request) {
+	addr, err := pathAddress("address", chi.URLParam(r, "address"))
+	if err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	p := newParams(r.URL.Query())
+	vs := vars{"address": addr}
+	vs["skip"], vs["take"] = p.Page()
+	if err := p.Err(); err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	h.serve(w, r, stakerDepositsOp, vs, "", "staker", "result")
+}
 
 // delegationTypes are the values of a delegation event's type.
 var delegationTypes = []string{"DELEGATION", "UNDELEGATION", "SHARES_INCREASED", "SHARES_DECREASED"}

@@ -268,15 +268,18 @@ func (db *DB) countDelegationEvents(ctx context.Context, owner string, keys []st
 
 // Deposit is a stored deposit of tokens into a strategy.
 type Deposit struct {
-	Key             string    `db:"key"`
-	TxHash          string    `db:"tx_hash"`
-	BlockNumber     int64     `db:"block_number"`
-	LogIndex        int       `db:"log_index"`
-	BlockTime       time.Time `db:"block_time"`
-	StakerAddress   string    `db:"staker_address"`
-	TokenAddress    *string   `db:"token_address"`
-	StrategyAddress string    `db:"strategy_address"`
-	Shares          string    `db:"shares"`
+	Key           string    `db:"key"`
+	TxHash        string    `db:"tx_hash"`
+	BlockNumber   int64     `db:"block_number"`
+	LogIndex      int       `db:"log_index"`
+	BlockTime     time.Time `db:"block_time"`
+	StakerAddress string    `db:"staker_address"`
+	// TokenAddress is the deposited token: the event's (deposits before
+	// the slashing upgrade name it), else the strategy's underlying token,
+	// which is what a strategy takes in; nil when neither is known.
+	TokenAddress    *string `db:"token_address"`
+	StrategyAddress string  `db:"strategy_address"`
+	Shares          string  `db:"shares"`
 }
 
 // ListDepositsByStakers returns, for each of the given stakers, one page of
@@ -292,8 +295,10 @@ func (db *DB) ListDepositsByStakers(ctx context.Context, stakers []string, p Pag
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (
 			SELECT d.tx_hash, d.block_number, d.log_index, d.block_time, d.staker_address,
-			       d.token_address, d.strategy_address, d.shares::text AS shares
+			       COALESCE(d.token_address, s.underlying_token) AS token_address,
+			       d.strategy_address, d.shares::text AS shares
 			FROM deposits d
+			LEFT JOIN strategies s ON s.address = d.strategy_address
 			WHERE d.staker_address = k.key
 			ORDER BY d.block_time DESC, d.block_number DESC, d.log_index DESC
 			LIMIT $2 OFFSET $3
