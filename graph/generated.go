@@ -99,7 +99,7 @@ type ComplexityRoot struct {
 		RestakeableStrategies func(childComplexity int) int
 		Rewards               func(childComplexity int) int
 		Shares                func(childComplexity int) int
-		Stakers               func(childComplexity int, skip *int, take *int) int
+		Stakers               func(childComplexity int, updatedSince *string, skip *int, take *int) int
 		StrategyApys          func(childComplexity int) int
 		TotalOperators        func(childComplexity int) int
 		TotalStakers          func(childComplexity int) int
@@ -607,7 +607,7 @@ type AvsResolver interface {
 	CuratedMetadata(ctx context.Context, obj *model.Avs) (*model.CuratedMetadata, error)
 	StrategyApys(ctx context.Context, obj *model.Avs) ([]*model.StrategyApy, error)
 	Operators(ctx context.Context, obj *model.Avs, searchMode *model.SearchMode, searchByText *string, isActive *bool, sortByTvl *model.SortOrder, skip *int, take *int) (*model.AvsOperatorPage, error)
-	Stakers(ctx context.Context, obj *model.Avs, skip *int, take *int) (*model.StakerPage, error)
+	Stakers(ctx context.Context, obj *model.Avs, updatedSince *string, skip *int, take *int) (*model.StakerPage, error)
 	Rewards(ctx context.Context, obj *model.Avs) (*model.AvsRewards, error)
 	OperatorSets(ctx context.Context, obj *model.Avs, skip *int, take *int) (*model.OperatorSetPage, error)
 }
@@ -998,7 +998,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Avs.Stakers(childComplexity, args["skip"].(*int), args["take"].(*int)), true
+		return e.ComplexityRoot.Avs.Stakers(childComplexity, args["updatedSince"].(*string), args["skip"].(*int), args["take"].(*int)), true
 	case "Avs.strategyApys":
 		if e.ComplexityRoot.Avs.StrategyApys == nil {
 			break
@@ -3757,6 +3757,8 @@ type Avs {
   by operator and staker address.
   """
   stakers(
+    "Only the stakers whose record (delegation or shares) last changed at or after this ISO 8601 date or date-time."
+    updatedSince: String
     "Records to skip."
     skip: Int = 0
     "Records to return, 1 to 1000."
@@ -5899,22 +5901,30 @@ func (ec *executionContext) field_Avs_operators_args(ctx context.Context, rawArg
 func (ec *executionContext) field_Avs_stakers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
-	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "updatedSince",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["updatedSince"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["skip"] = arg0
-	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+	args["skip"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "take",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["take"] = arg1
+	args["take"] = arg2
 	return args, nil
 }
 
@@ -7861,7 +7871,7 @@ func (ec *executionContext) _Avs_stakers(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Avs().Stakers(ctx, obj, fc.Args["skip"].(*int), fc.Args["take"].(*int))
+			return ec.Resolvers.Avs().Stakers(ctx, obj, fc.Args["updatedSince"].(*string), fc.Args["skip"].(*int), fc.Args["take"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.StakerPage) graphql.Marshaler {

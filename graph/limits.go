@@ -319,7 +319,7 @@ func setComplexity(c *ComplexityRoot) {
 	c.Avs.Operators = func(child int, _ *model.SearchMode, _ *string, _ *bool, _ *model.SortOrder, _, take *int) int {
 		return pagedComplexity(child, take)
 	}
-	c.Avs.Stakers = func(child int, _, take *int) int { return pagedComplexity(child, take) }
+	c.Avs.Stakers = func(child int, _ *string, _, take *int) int { return pagedComplexity(child, take) }
 	c.Avs.Shares = perStrategy
 	c.Avs.StrategyApys = perStrategy
 	c.Avs.RestakeableStrategies = perStrategy

@@ -58,8 +58,8 @@ type loaders struct {
 
 	avsOperators           *dataloader.Loader[pageKey[avsOperatorArgs], []store.AVSOperator]
 	avsOperatorCounts      *dataloader.Loader[pageKey[store.AVSOperatorFilter], int]
-	avsStakers             *dataloader.Loader[pageKey[store.Page], []store.OperatorStaker]
-	avsStakerCounts        *dataloader.Loader[pageKey[struct{}], int]
+	avsStakers             *dataloader.Loader[pageKey[avsStakerArgs], []store.OperatorStaker]
+	avsStakerCounts        *dataloader.Loader[pageKey[store.AVSStakerFilter], int]
 	operatorStakers        *dataloader.Loader[pageKey[store.Page], []store.OperatorStaker]
 	operatorStakerCounts   *dataloader.Loader[pageKey[struct{}], int]
 	stakerEvents           *dataloader.Loader[pageKey[eventArgs], []store.DelegationEvent]
@@ -104,6 +104,12 @@ type pageKey[A comparable] struct {
 type avsOperatorArgs struct {
 	Filter store.AVSOperatorFilter
 	Sort   store.Sort
+	Page   store.Page
+}
+
+// avsStakerArgs are the arguments of Avs.stakers.
+type avsStakerArgs struct {
+	Filter store.AVSStakerFilter
 	Page   store.Page
 }
 
@@ -263,13 +269,11 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		return groupBy(rows, func(r store.AVSOperator) string { return r.AVSAddress }), err
 	})
 	l.avsOperatorCounts = newPageLoader(b, db.CountAVSOperators)
-	l.avsStakers = newPageLoader(b, func(ctx context.Context, avs []string, p store.Page) (map[string][]store.OperatorStaker, error) {
-		rows, err := db.ListAVSStakers(ctx, avs, p)
+	l.avsStakers = newPageLoader(b, func(ctx context.Context, avs []string, a avsStakerArgs) (map[string][]store.OperatorStaker, error) {
+		rows, err := db.ListAVSStakers(ctx, avs, a.Filter, a.Page)
 		return groupBy(rows, func(r store.OperatorStaker) string { return r.Key }), err
 	})
-	l.avsStakerCounts = newPageLoader(b, func(ctx context.Context, avs []string, _ struct{}) (map[string]int, error) {
-		return db.CountAVSStakers(ctx, avs)
-	})
+	l.avsStakerCounts = newPageLoader(b, db.CountAVSStakers)
 	l.operatorStakers = newPageLoader(b, func(ctx context.Context, ops []string, p store.Page) (map[string][]store.OperatorStaker, error) {
 		rows, err := db.ListOperatorStakers(ctx, ops, p)
 		return groupBy(rows, func(r store.OperatorStaker) string { return r.Key }), err

@@ -88,19 +88,25 @@ func (r *avsResolver) Operators(ctx context.Context, obj *model.Avs, searchMode 
 }
 
 // Stakers is the resolver for the stakers field.
-func (r *avsResolver) Stakers(ctx context.Context, obj *model.Avs, skip *int, take *int) (*model.StakerPage, error) {
+func (r *avsResolver) Stakers(ctx context.Context, obj *model.Avs, updatedSince *string, skip *int, take *int) (*model.StakerPage, error) {
 	page, err := pageFrom(skip, take)
 	if err != nil {
 		return nil, err
 	}
-	rows, err := loadPage(ctx, loadersFor(ctx).avsStakers, obj.Address, page)
+	var filter store.AVSStakerFilter
+	if updatedSince != nil {
+		if filter.UpdatedSince, err = parseISOTime("updatedSince", *updatedSince); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := loadPage(ctx, loadersFor(ctx).avsStakers, obj.Address, avsStakerArgs{Filter: filter, Page: page})
 	if err != nil {
 		return nil, err
 	}
 	return &model.StakerPage{
 		Data: mapList(rows, func(s store.OperatorStaker) *model.Staker { return stakerFromStore(&s.Staker) }),
 		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
-			return loadPage(ctx, loadersFor(ctx).avsStakerCounts, obj.Address, struct{}{})
+			return loadPage(ctx, loadersFor(ctx).avsStakerCounts, obj.Address, filter)
 		}),
 	}, nil
 }

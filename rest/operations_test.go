@@ -48,6 +48,7 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"operator_addresses":       operatorAddressesOp,
 		"withdrawal_detail":        withdrawalDetailOp,
 		"staker_deposits":          stakerDepositsOp,
+		"avs_stakers":              avsStakersOp,
 		"total_avs":                totalAVSOp,
 		"total_operators":          totalOperatorsOp,
 		"total_tvl":                totalTVLOp,

@@ -89,6 +89,7 @@ func NewHandler(cfg Config) http.Handler {
 		r.Get("/avs/addresses", h.avsAddresses)
 		r.Get("/avs/{address}", h.avsDetail)
 		r.Get("/avs/{address}/operators", h.avsOperators)
+		r.Get("/avs/{address}/stakers", h.avsStakers)
 		r.Get("/avs/{address}/rewards", h.avsRewards)
 		r.Get("/avs/{address}/operator-sets", h.avsOperatorSets)
 		r.Get("/operator-sets/{avs}/{id}", h.operatorSet)

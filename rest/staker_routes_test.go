@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -156,4 +157,86 @@ func testStakerDeposits(t *testing.T, c *client) {
 	}
 	c.failsEE(t, "/stakers/0xzz/deposits", http.StatusUnprocessableEntity, "unprocessable_entity", "address")
 	c.failsEE(t, "/stakers/"+staker+"/deposits?take=1001", http.StatusUnprocessableEntity, "unprocessable_entity", "take")
+}
+
+// testAVSStakers checks GET /avs/{address}/stakers: its total is the
+// AVS's totalStakers, its pages are consistent, withTvl adds the TVL and
+// updatedSince narrows the list to the stakers changed since.
+func testAVSStakers(t *testing.T, c *client) {
+	var avs page
+	c.okEE(t, "/avs?sortByTotalStakers=desc&take=1", &avs)
+	addr := avs.Data[0]["address"].(string)
+	totalStakers := int(avs.Data[0]["totalStakers"].(float64))
+	type share struct{ StakerAddress, StrategyAddress, Shares string }
+	type staker struct {
+		Address, OperatorAddress, CreatedAtBlock, UpdatedAtBlock, CreatedAt, UpdatedAt string
+		Shares                                                                         []share
+		Tvl                                                                            map[string]any
+	}
+	type stakerPage struct {
+		Data []staker
+		Meta meta
+	}
+	target := "/avs/" + addr + "/stakers"
+	var def, p1, p2 stakerPage
+	c.okEE(t, target, &def)
+	if def.Meta.Total != totalStakers || totalStakers == 0 || len(def.Data) != min(12, totalStakers) {
+		t.Fatalf("GET %s: total %d, %d records; the AVS has %d stakers", target, def.Meta.Total, len(def.Data), totalStakers)
+	}
+	for _, s := range def.Data {
+		if s.OperatorAddress == "" || s.CreatedAtBlock == "" || s.Tvl != nil {
+			t.Errorf("staker %+v", s)
+		}
+		for _, sh := range s.Shares {
+			if sh.StakerAddress != s.Address {
+				t.Errorf("staker %s: a share names %s", s.Address, sh.StakerAddress)
+			}
+		}
+	}
+	c.okEE(t, target+"?take=6", &p1)
+	c.okEE(t, target+"?take=6&skip=6", &p2)
+	for i := range min(6, len(p2.Data)) {
+		if p1.Data[i].Address != def.Data[i].Address || p2.Data[i].Address != def.Data[6+i].Address {
+			t.Errorf("pages differ from the first 12 at %d", i)
+		}
+	}
+	var withTvl stakerPage
+	c.okEE(t, target+"?withTvl=true&take=3", &withTvl)
+	for _, s := range withTvl.Data {
+		if _, ok := s.Tvl["tvl"]; !ok {
+			t.Errorf("withTvl: staker %s has no tvl", s.Address)
+		}
+	}
+
+	// updatedSince keeps exactly the stakers changed at or after it.
+	var all []staker
+	for skip := 0; skip < totalStakers; skip += 1000 {
+		var p stakerPage
+		c.ok(t, target+"?take=1000&skip="+strconv.Itoa(skip), &p)
+		all = append(all, p.Data...)
+	}
+	if len(all) != totalStakers {
+		t.Fatalf("pages hold %d stakers, total %d", len(all), totalStakers)
+	}
+	since := all[len(all)/3].UpdatedAt
+	want := 0
+	for _, s := range all {
+		if s.UpdatedAt >= since {
+			want++
+		}
+	}
+	var recent stakerPage
+	c.okEE(t, target+"?take=1000&updatedSince="+since, &recent)
+	if recent.Meta.Total != want || want == 0 || want == len(all) {
+		t.Errorf("updatedSince=%s: total %d, want %d of %d", since, recent.Meta.Total, want, len(all))
+	}
+	for _, s := range recent.Data {
+		if s.UpdatedAt < since {
+			t.Errorf("updatedSince=%s: staker %s updated at %s", since, s.Address, s.UpdatedAt)
+		}
+	}
+
+	c.failsEE(t, "/avs/0x000000000000000000000000000000000000dead/stakers", http.StatusNotFound, "not_found", "AVS")
+	c.failsEE(t, target+"?updatedSince=yesterday", http.StatusUnprocessableEntity, "unprocessable_entity", "updatedSince")
+	c.failsEE(t, target+"?withTvl=yes", http.StatusUnprocessableEntity, "unprocessable_entity", "withTvl")
 }

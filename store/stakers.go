@@ -88,7 +88,7 @@ const avsStakerCondition = `ao.is_active
 // stakers (those its totalStakers counts) ordered by operator and staker
 // address, which walks the registration and staker indexes in order, all in
 // one statement. Rows are grouped by AVS in the order of avs.
-func (db *DB) ListAVSStakers(ctx context.Context, avs []string, p Page) ([]OperatorStaker, error) {
+func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f AVSStakerFilter, p Page) ([]OperatorStaker, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -102,10 +102,11 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, p Page) ([]Opera
 			JOIN avs_operators ao ON ao.avs_address = a.address
 			JOIN stakers s ON s.operator_address = ao.operator_address
 			WHERE a.address = k.key AND `+avsStakerCondition+`
+			  AND ($4::timestamptz IS NULL OR s.updated_at >= $4)
 			ORDER BY ao.operator_address, s.address
 			LIMIT $2 OFFSET $3
 		) x
-		ORDER BY k.position, x.rank`, pq.Array(avs), p.Take, p.Skip); err != nil {
+		ORDER BY k.position, x.rank`, pq.Array(avs), p.Take, p.Skip, f.since()); err != nil {
 		return nil, fmt.Errorf("list avs stakers: %w", Classify(err))
 	}
 	return out, nil
@@ -113,14 +114,31 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, p Page) ([]Opera
 
 // CountAVSStakers returns the number of stakers (as ListAVSStakers selects
 // them) of each of the given AVS; AVS with none are left out of the map.
-func (db *DB) CountAVSStakers(ctx context.Context, avs []string) (map[string]int, error) {
+func (db *DB) CountAVSStakers(ctx context.Context, avs []string, f AVSStakerFilter) (map[string]int, error) {
 	return db.countByKey(ctx, "count avs stakers", `
 		SELECT a.address AS key, count(*) AS n
 		FROM avs a
 		JOIN avs_operators ao ON ao.avs_address = a.address
 		JOIN stakers s ON s.operator_address = ao.operator_address
 		WHERE a.address = ANY($1) AND `+avsStakerCondition+`
-		GROUP BY a.address`, pq.Array(avs))
+		  AND ($2::timestamptz IS NULL OR s.updated_at >= $2)
+		GROUP BY a.address`, pq.Array(avs), f.since())
+}
+
+// AVSStakerFilter narrows the stakers of an AVS; the zero value selects
+// them all. It is comparable, so that it can key a batch.
+type AVSStakerFilter struct {
+	// UpdatedSince, when not zero, keeps the stakers whose record (their
+	// delegation or their shares) last changed at or after it.
+	UpdatedSince time.Time
+}
+
+// since is UpdatedSince as a statement argument: nil when zero.
+func (f AVSStakerFilter) since() any {
+	if f.UpdatedSince.IsZero() {
+		return nil
+	}
+	return f.UpdatedSince.UTC()
 }
 
 // DelegationEvent is a stored delegation event. Strategy, Shares and the
