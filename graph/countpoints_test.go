@@ -8,6 +8,7 @@ import (
 
 	"github.com/stakegraph/stakegraph/chain"
 	"github.com/stakegraph/stakegraph/demo"
+	"github.com/stakegraph/stakegraph/graph/model"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -30,10 +31,12 @@ func demoStore(t *testing.T) *store.DB {
 	return storetest.Template(t, demoTemplate, seedDemo)
 }
 
-// stakerCountHistorySQL is how the staker count history was computed in
-// SQL before it was computed from the cached daily counts: the oracle of
-// TestStakerCountPointsMatchSQL.
-const stakerCountHistorySQL = `
+// countHistorySQL computes a count history in SQL over the daily
+// snapshots, the oracle of TestCountPointsMatchSQL: %[1]s is the count's
+// column, %[2]s a bucket's discrete value. For stakers this was the
+// service's own statement before the history was computed from the cached
+// daily counts.
+const countHistorySQL = `
 	WITH buckets AS (
 		SELECT g::date AS first_day,
 		       LEAST(g::date + ($3::int - 1), $2::date) AS last_day
@@ -41,23 +44,26 @@ const stakerCountHistorySQL = `
 	)
 	SELECT b.first_day::timestamp AT TIME ZONE 'UTC' AS start,
 	       CASE WHEN $4 THEN COALESCE((
-	           SELECT d.total_stakers FROM daily_snapshots d
+	           SELECT d.%[1]s FROM daily_snapshots d
 	           WHERE d.day <= b.last_day
 	           ORDER BY d.day DESC LIMIT 1), 0)
-	       ELSE COALESCE((
-	           SELECT sum(d.new_stakers) FROM daily_snapshots d
-	           WHERE d.day BETWEEN b.first_day AND b.last_day), 0) END AS value
+	       ELSE %[2]s END AS value
 	FROM buckets b
 	ORDER BY b.first_day`
 
-// Every range, bucket size and variant gives the points SQL gives over the
-// same snapshots: ranges before the first snapshot, across it, inside the
-// history and past the latest snapshot, buckets that do not divide the
-// range.
-func TestStakerCountPointsMatchSQL(t *testing.T) {
+// countAtSQL is the count of column %s at the end of day %s, 0 before the
+// first snapshot.
+const countAtSQL = `COALESCE((SELECT d.%s FROM daily_snapshots d WHERE d.day <= %s ORDER BY d.day DESC LIMIT 1), 0)`
+
+// Every count series, range, bucket size and variant gives the points SQL
+// gives over the same snapshots: ranges before the first snapshot, across
+// it, inside the history and past the latest snapshot, buckets that do not
+// divide the range. The stakers' discrete values are checked against the
+// new stakers the snapshots record per day.
+func TestCountPointsMatchSQL(t *testing.T) {
 	ctx := context.Background()
 	db := demoStore(t)
-	days, err := db.StakerCountDays(ctx)
+	days, err := db.CountDays(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,42 +79,58 @@ func TestStakerCountPointsMatchSQL(t *testing.T) {
 		{last.AddDate(0, 0, -30), last.AddDate(0, 0, 12)},
 		{last.AddDate(0, 0, 5), last.AddDate(0, 0, 40)},
 	}
-	for _, r := range ranges {
-		for _, bucket := range []int{1, 7} {
-			for _, cumulative := range []bool{true, false} {
-				name := fmt.Sprintf("%s..%s by %d, cumulative %v", r[0].Format(time.DateOnly), r[1].Format(time.DateOnly), bucket, cumulative)
-				var want []struct {
-					Start time.Time `db:"start"`
-					Value int       `db:"value"`
-				}
-				if err := db.SelectContext(ctx, &want, stakerCountHistorySQL,
-					r[0].Format(time.DateOnly), r[1].Format(time.DateOnly), bucket, cumulative); err != nil {
-					t.Fatal(err)
-				}
-				got := stakerCountPoints(days, r[0], r[1], bucket, cumulative)
-				if len(got) != len(want) {
-					t.Errorf("%s: %d points, want %d", name, len(got), len(want))
-					continue
-				}
-				for i := range got {
-					if !got[i].Timestamp.Equal(want[i].Start) || got[i].Value != want[i].Value {
-						t.Errorf("%s: point %d is %s %d, want %s %d", name, i, got[i].Timestamp, got[i].Value, want[i].Start, want[i].Value)
+	difference := func(column string) string {
+		return fmt.Sprintf(countAtSQL, column, "b.last_day") + " - " + fmt.Sprintf(countAtSQL, column, "b.first_day - 1")
+	}
+	for series, sql := range map[model.CountSeries]string{
+		model.CountSeriesStakers: fmt.Sprintf(countHistorySQL, "total_stakers",
+			"COALESCE((SELECT sum(d.new_stakers) FROM daily_snapshots d WHERE d.day BETWEEN b.first_day AND b.last_day), 0)"),
+		model.CountSeriesAvs:         fmt.Sprintf(countHistorySQL, "total_avs", difference("total_avs")),
+		model.CountSeriesOperators:   fmt.Sprintf(countHistorySQL, "total_operators", difference("total_operators")),
+		model.CountSeriesWithdrawals: fmt.Sprintf(countHistorySQL, "total_withdrawals", difference("total_withdrawals")),
+	} {
+		nonzero := false
+		for _, r := range ranges {
+			for _, bucket := range []int{1, 7} {
+				for _, cumulative := range []bool{true, false} {
+					name := fmt.Sprintf("%s %s..%s by %d, cumulative %v", series, r[0].Format(time.DateOnly), r[1].Format(time.DateOnly), bucket, cumulative)
+					var want []struct {
+						Start time.Time `db:"start"`
+						Value int       `db:"value"`
+					}
+					if err := db.SelectContext(ctx, &want, sql,
+						r[0].Format(time.DateOnly), r[1].Format(time.DateOnly), bucket, cumulative); err != nil {
+						t.Fatal(err)
+					}
+					got := countPoints(days, countOf(series), r[0], r[1], bucket, cumulative)
+					if len(got) != len(want) {
+						t.Errorf("%s: %d points, want %d", name, len(got), len(want))
+						continue
+					}
+					for i := range got {
+						if !got[i].Timestamp.Equal(want[i].Start) || got[i].Value != want[i].Value {
+							t.Errorf("%s: point %d is %s %d, want %s %d", name, i, got[i].Timestamp, got[i].Value, want[i].Start, want[i].Value)
+						}
+						nonzero = nonzero || got[i].Value != 0
 					}
 				}
 			}
+		}
+		if !nonzero {
+			t.Errorf("%s: every point is 0", series)
 		}
 	}
 }
 
 // The history is read once per data version, then answered from memory.
-func TestStakerCountDaysCached(t *testing.T) {
+func TestCountDaysCached(t *testing.T) {
 	db := demoStore(t)
 	version := int64(1)
 	entities := NewEntityCache(func() (int64, bool) { return version, true }, 0)
 	ctx := context.Background()
-	read := func() []store.StakerCountDay {
+	read := func() []store.CountDay {
 		l := newLoaders(db, demoNow, 0, entities, nil)
-		days, err := l.stakerCountDays(ctx)
+		days, err := l.countDays(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

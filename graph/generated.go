@@ -267,6 +267,7 @@ type ComplexityRoot struct {
 	Metrics struct {
 		AvsCount           func(childComplexity int) int
 		BeaconChainTvl     func(childComplexity int) int
+		CountHistory       func(childComplexity int, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
 		DeploymentRatio    func(childComplexity int) int
 		OperatorCount      func(childComplexity int) int
 		RestakingTvl       func(childComplexity int) int
@@ -651,6 +652,7 @@ type MetricsResolver interface {
 	TotalTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
 	BeaconChainTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
 	StakerCountHistory(ctx context.Context, obj *model.Metrics, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.CountHistory, error)
+	CountHistory(ctx context.Context, obj *model.Metrics, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.CountHistory, error)
 }
 type OperatorResolver interface {
 	Shares(ctx context.Context, obj *model.Operator) ([]*model.StrategyShares, error)
@@ -1666,6 +1668,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Metrics.BeaconChainTvl(childComplexity), true
+	case "Metrics.countHistory":
+		if e.ComplexityRoot.Metrics.CountHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Metrics_countHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Metrics.CountHistory(childComplexity, args["series"].(model.CountSeries), args["frequency"].(*string), args["variant"].(*model.CountVariant), args["startAt"].(*string), args["endAt"].(*string)), true
 	case "Metrics.deploymentRatio":
 		if e.ComplexityRoot.Metrics.DeploymentRatio == nil {
 			break
@@ -3336,6 +3349,18 @@ enum RewardsSubmissionKind {
   operator_directed_opset
 }
 
+"A count the daily snapshots keep."
+enum CountSeries {
+  "The AVS the listings show."
+  avs
+  "The operators."
+  operators
+  "The stakers."
+  stakers
+  "The queued withdrawals, completed or not."
+  withdrawals
+}
+
 "How a historical count is tallied."
 enum CountVariant {
   "The number of new items within each interval."
@@ -4547,6 +4572,23 @@ type Metrics {
     "End of the range, ISO 8601."
     endAt: String
   ): CountHistory!
+  """
+  A count over time, in buckets starting at UTC midnight, with the range
+  rules of ` + "`" + `stakerCountHistory` + "`" + `. Matches ` + "`" + `GET /metrics/historical/count-avs` + "`" + `,
+  ` + "`" + `count-operators` + "`" + `, ` + "`" + `count-stakers` + "`" + ` and ` + "`" + `count-withdrawals` + "`" + `.
+  """
+  countHistory(
+    "Which count."
+    series: CountSeries!
+    "The bucket length: ` + "`" + `1d` + "`" + ` or ` + "`" + `7d` + "`" + `."
+    frequency: String = "1d"
+    "Whether each value is what appeared in the bucket or the running total at its end."
+    variant: CountVariant = cumulative
+    "Start of the range, ISO 8601."
+    startAt: String
+    "End of the range, ISO 8601."
+    endAt: String
+  ): CountHistory!
 }
 
 "The combined TVL of all strategies, with a per-strategy breakdown."
@@ -5110,6 +5152,8 @@ func (ec *executionContext) childFields_Metrics(ctx context.Context, field graph
 		return ec.fieldContext_Metrics_beaconChainTvl(ctx, field)
 	case "stakerCountHistory":
 		return ec.fieldContext_Metrics_stakerCountHistory(ctx, field)
+	case "countHistory":
+		return ec.fieldContext_Metrics_countHistory(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Metrics", field.Name)
 }
@@ -5925,6 +5969,52 @@ func (ec *executionContext) field_Avs_stakers_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["take"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Metrics_countHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "series",
+		func(ctx context.Context, v any) (model.CountSeries, error) {
+			return ec.unmarshalNCountSeries2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountSeries(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["series"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "frequency",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["frequency"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "variant",
+		func(ctx context.Context, v any) (*model.CountVariant, error) {
+			return ec.unmarshalOCountVariant2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountVariant(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["variant"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "startAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startAt"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "endAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endAt"] = arg4
 	return args, nil
 }
 
@@ -11035,6 +11125,50 @@ func (ec *executionContext) fieldContext_Metrics_stakerCountHistory(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Metrics_stakerCountHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Metrics_countHistory(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_countHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Metrics().CountHistory(ctx, obj, fc.Args["series"].(model.CountSeries), fc.Args["frequency"].(*string), fc.Args["variant"].(*model.CountVariant), fc.Args["startAt"].(*string), fc.Args["endAt"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CountHistory) graphql.Marshaler {
+			return ec.marshalNCountHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountHistory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_countHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CountHistory(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Metrics_countHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -20918,6 +21052,44 @@ func (ec *executionContext) _Metrics(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "countHistory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Metrics_countHistory(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25496,6 +25668,16 @@ func (ec *executionContext) marshalNCountPoint2ᚖgithubᚗcomᚋstakegraphᚋst
 		return graphql.Null
 	}
 	return ec._CountPoint(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCountSeries2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountSeries(ctx context.Context, v any) (model.CountSeries, error) {
+	var res model.CountSeries
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCountSeries2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountSeries(ctx context.Context, sel ast.SelectionSet, v model.CountSeries) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNDateTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {

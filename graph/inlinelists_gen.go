@@ -29,6 +29,7 @@ var concurrentFields = map[string]bool{
 	"Deposit.strategy":                   true,
 	"Metrics.avsCount":                   true,
 	"Metrics.beaconChainTvl":             true,
+	"Metrics.countHistory":               true,
 	"Metrics.deploymentRatio":            true,
 	"Metrics.operatorCount":              true,
 	"Metrics.restakingTvl":               true,

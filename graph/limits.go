@@ -371,4 +371,7 @@ func setComplexity(c *ComplexityRoot) {
 	c.Metrics.StakerCountHistory = func(child int, _ *string, _ *model.CountVariant, _, _ *string) int {
 		return 1 + 365*child
 	}
+	c.Metrics.CountHistory = func(child int, _ model.CountSeries, _ *string, _ *model.CountVariant, _, _ *string) int {
+		return 1 + 365*child
+	}
 }

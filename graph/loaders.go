@@ -90,8 +90,8 @@ type loaders struct {
 	snapshots         memo[store.SnapshotTrio]
 	strategySnapshots memo[store.StrategySnapshotTrio]
 
-	// stakerCountDays reads the daily staker counts (see stakerCountPoints).
-	stakerCountDays func(ctx context.Context) ([]store.StakerCountDay, error)
+	// countDays reads the daily counts (see countPoints).
+	countDays func(ctx context.Context) ([]store.CountDay, error)
 }
 
 // pageKey keys a paged relation: the parent's key and the arguments.
@@ -159,11 +159,11 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 	})
 	// The whole series is one cached value: a chart of any range and
 	// bucket size is then computed without a statement.
-	countDays := cachedFetch(entities, "staker count days", budgeted(budget, func(ctx context.Context, _ []string) (map[string][]store.StakerCountDay, error) {
-		days, err := db.StakerCountDays(ctx)
-		return map[string][]store.StakerCountDay{"": days}, err
+	countDays := cachedFetch(entities, "count days", budgeted(budget, func(ctx context.Context, _ []string) (map[string][]store.CountDay, error) {
+		days, err := db.CountDays(ctx)
+		return map[string][]store.CountDay{"": days}, err
 	}))
-	l.stakerCountDays = func(ctx context.Context) ([]store.StakerCountDay, error) {
+	l.countDays = func(ctx context.Context) ([]store.CountDay, error) {
 		days, err := countDays(ctx, []string{""})
 		return days[""], err
 	}

@@ -122,17 +122,22 @@ func strategySnapshot(snaps []store.StrategySnapshot, strategy string) store.Str
 	return store.StrategySnapshot{TVL: "0", TVLETH: "0"}
 }
 
-// stakerCountPoints returns the staker count history from the daily counts
-// (oldest first) in consecutive buckets of bucketDays days, the first
-// starting at from and the last containing to (both UTC midnights).
-// Cumulative values are the staker count at the end of each bucket (its
-// last day, or to for the last bucket); discrete values are the stakers
-// first seen within the bucket. Days after the latest snapshot carry its
-// count; days before the first have none.
-func stakerCountPoints(days []store.StakerCountDay, from, to time.Time, bucketDays int, cumulative bool) []*model.CountPoint {
-	// after returns the index of the first day after t.
-	after := func(t time.Time) int {
-		return sort.Search(len(days), func(i int) bool { return days[i].Day.After(t) })
+// countPoints returns the history of the count that count reads from the
+// daily counts (oldest first) in consecutive buckets of bucketDays days,
+// the first starting at from and the last containing to (both UTC
+// midnights). Cumulative values are the count at the end of each bucket
+// (its last day, or to for the last bucket); discrete values are what
+// appeared within the bucket: the count at its end less the count the day
+// before it. Days after the latest snapshot carry its count; days before
+// the first have none.
+func countPoints(days []store.CountDay, count func(store.CountDay) int, from, to time.Time, bucketDays int, cumulative bool) []*model.CountPoint {
+	// at returns the count at the end of day t.
+	at := func(t time.Time) int {
+		i := sort.Search(len(days), func(i int) bool { return days[i].Day.After(t) })
+		if i == 0 {
+			return 0
+		}
+		return count(days[i-1])
 	}
 	var out []*model.CountPoint
 	for first := from; !first.After(to); first = first.AddDate(0, 0, bucketDays) {
@@ -140,17 +145,40 @@ func stakerCountPoints(days []store.StakerCountDay, from, to time.Time, bucketDa
 		if last.After(to) {
 			last = to
 		}
-		value := 0
-		if cumulative {
-			if i := after(last); i > 0 {
-				value = days[i-1].Total
-			}
-		} else {
-			for _, d := range days[after(first.AddDate(0, 0, -1)):after(last)] {
-				value += d.New
-			}
+		value := at(last)
+		if !cumulative {
+			value -= at(first.AddDate(0, 0, -1))
 		}
 		out = append(out, &model.CountPoint{Timestamp: first, Value: value})
 	}
 	return out
+}
+
+// countOf returns what a count series reads from a day's counts.
+func countOf(series model.CountSeries) func(store.CountDay) int {
+	switch series {
+	case model.CountSeriesAvs:
+		return func(d store.CountDay) int { return d.AVS }
+	case model.CountSeriesOperators:
+		return func(d store.CountDay) int { return d.Operators }
+	case model.CountSeriesWithdrawals:
+		return func(d store.CountDay) int { return d.Withdrawals }
+	default:
+		return func(d store.CountDay) int { return d.Stakers }
+	}
+}
+
+// countHistory resolves a count history of series at the request's time.
+func countHistory(ctx context.Context, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt, endAt *string) (*model.CountHistory, error) {
+	l := loadersFor(ctx)
+	from, to, bucketDays, err := historyRange(frequency, startAt, endAt, l.now)
+	if err != nil {
+		return nil, err
+	}
+	days, err := l.countDays(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cumulative := variant == nil || *variant == model.CountVariantCumulative
+	return &model.CountHistory{Data: countPoints(days, countOf(series), from, to, bucketDays, cumulative)}, nil
 }

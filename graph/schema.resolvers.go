@@ -355,17 +355,12 @@ func (r *metricsResolver) BeaconChainTvl(ctx context.Context, obj *model.Metrics
 
 // StakerCountHistory is the resolver for the stakerCountHistory field.
 func (r *metricsResolver) StakerCountHistory(ctx context.Context, obj *model.Metrics, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.CountHistory, error) {
-	l := loadersFor(ctx)
-	from, to, bucketDays, err := historyRange(frequency, startAt, endAt, l.now)
-	if err != nil {
-		return nil, err
-	}
-	cumulative := variant == nil || *variant == model.CountVariantCumulative
-	days, err := l.stakerCountDays(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return &model.CountHistory{Data: stakerCountPoints(days, from, to, bucketDays, cumulative)}, nil
+	return countHistory(ctx, model.CountSeriesStakers, frequency, variant, startAt, endAt)
+}
+
+// CountHistory is the resolver for the countHistory field.
+func (r *metricsResolver) CountHistory(ctx context.Context, obj *model.Metrics, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.CountHistory, error) {
+	return countHistory(ctx, series, frequency, variant, startAt, endAt)
 }
 
 // Shares is the resolver for the shares field.

@@ -22,8 +22,8 @@ var (
 	totalStakersOp string
 	//go:embed operations/deployment_ratio.graphql
 	deploymentRatioOp string
-	//go:embed operations/historical_staker_count.graphql
-	historicalStakerCountOp string
+	//go:embed operations/historical_count.graphql
+	historicalCountOp string
 	//go:embed operations/total_avs.graphql
 	totalAVSOp string
 	//go:embed operations/total_operators.graphql
@@ -69,19 +69,23 @@ func (h *handlers) strategyTVL(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r, strategyTVLOp, vs, "no strategy has the address "+chi.URLParam(r, "strategy"), "metrics", "result")
 }
 
-// historicalStakerCount serves GET /metrics/historical/count-stakers. The
-// default range, the range limits and the buckets are the resolver's.
-func (h *handlers) historicalStakerCount(w http.ResponseWriter, r *http.Request) {
-	p := newParams(r.URL.Query())
-	vs := vars{
-		"frequency": p.Enum("frequency", "1d", "1d", "7d"),
-		"variant":   p.Enum("variant", "cumulative", "discrete", "cumulative"),
+// historicalCount serves GET /metrics/historical/count-{series}: avs,
+// operators, stakers or withdrawals, the values of the CountSeries enum.
+// The default range, the range limits and the buckets are the resolver's.
+func (h *handlers) historicalCount(series string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p := newParams(r.URL.Query())
+		vs := vars{
+			"series":    series,
+			"frequency": p.Enum("frequency", "1d", "1d", "7d"),
+			"variant":   p.Enum("variant", "cumulative", "discrete", "cumulative"),
+		}
+		setOptional(vs, "startAt", formatTime(p.Time("startAt")))
+		setOptional(vs, "endAt", formatTime(p.Time("endAt")))
+		if err := p.Err(); err != nil {
+			respond.Error(w, r, err)
+			return
+		}
+		h.serve(w, r, historicalCountOp, vs, "", "metrics", "result")
 	}
-	setOptional(vs, "startAt", formatTime(p.Time("startAt")))
-	setOptional(vs, "endAt", formatTime(p.Time("endAt")))
-	if err := p.Err(); err != nil {
-		respond.Error(w, r, err)
-		return
-	}
-	h.serve(w, r, historicalStakerCountOp, vs, "", "metrics", "result")
 }

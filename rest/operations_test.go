@@ -37,7 +37,7 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"total_withdrawals":        totalWithdrawalsOp,
 		"total_stakers":            totalStakersOp,
 		"deployment_ratio":         deploymentRatioOp,
-		"historical_staker_count":  historicalStakerCountOp,
+		"historical_count":         historicalCountOp,
 		"reward_strategies":        rewardStrategiesOp,
 		"avs_operator_sets":        avsOperatorSetsOp,
 		"operator_set":             operatorSetOp,

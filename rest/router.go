@@ -116,7 +116,10 @@ func NewHandler(cfg Config) http.Handler {
 		r.Get("/metrics/total-operators", h.serveWithChange(totalOperatorsOp))
 		r.Get("/metrics/tvl", h.serveWithChange(totalTVLOp))
 		r.Get("/metrics/tvl/beacon-chain", h.serveWithChange(beaconChainTVLOp))
-		r.Get("/metrics/historical/count-stakers", h.historicalStakerCount)
+		r.Get("/metrics/historical/count-avs", h.historicalCount("avs"))
+		r.Get("/metrics/historical/count-operators", h.historicalCount("operators"))
+		r.Get("/metrics/historical/count-stakers", h.historicalCount("stakers"))
+		r.Get("/metrics/historical/count-withdrawals", h.historicalCount("withdrawals"))
 		r.Get("/rewards/strategies", h.rewardStrategies)
 	})
 	return r

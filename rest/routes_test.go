@@ -331,6 +331,7 @@ func TestRoutesAgainstDemoData(t *testing.T) {
 	t.Run("avs_stakers", func(t *testing.T) { testAVSStakers(t, c) })
 	t.Run("metrics", func(t *testing.T) { testMetrics(t, c) })
 	t.Run("historical_count_stakers", func(t *testing.T) { testHistoricalStakerCount(t, c) })
+	t.Run("historical_counts", func(t *testing.T) { testHistoricalCounts(t, c) })
 	t.Run("reward_strategies", func(t *testing.T) { testRewardStrategies(t, c) })
 	t.Run("auth", func(t *testing.T) { testAuth(t, c) })
 	t.Run("rate_limit", func(t *testing.T) { testRateLimit(t, db) })
@@ -1007,7 +1008,7 @@ func testHistoricalStakerCount(t *testing.T, c *client) {
 	get := func(q string) []countPoint {
 		t.Helper()
 		var p struct{ Data []countPoint }
-		c.ok(t, target+q, &p)
+		c.okEE(t, target+q, &p)
 		for i, pt := range p.Data {
 			if !pt.Timestamp.Equal(pt.Timestamp.Truncate(day)) {
 				t.Errorf("GET %s: bucket %s does not start at UTC midnight", q, pt.Timestamp)

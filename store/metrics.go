@@ -120,25 +120,30 @@ func (db *DB) LatestStrategySnapshots(ctx context.Context, strategy string) (Str
 	return trio, nil
 }
 
-// StakerCountDay is one day's staker counts in the daily snapshots: the
-// stakers seen by the end of the day and those first seen that day.
-type StakerCountDay struct {
-	Day   time.Time `db:"day"` // UTC midnight
-	Total int       `db:"total_stakers"`
-	New   int       `db:"new_stakers"`
+// CountDay is one day's counts in the daily snapshots: the AVS (those the
+// listings show), operators, stakers and queued withdrawals seen by the end
+// of the day. Each only grows, so the number that appeared in a range of
+// days is the difference of the counts at its ends.
+type CountDay struct {
+	Day         time.Time `db:"day"` // UTC midnight
+	AVS         int       `db:"total_avs"`
+	Operators   int       `db:"total_operators"`
+	Stakers     int       `db:"total_stakers"`
+	Withdrawals int       `db:"total_withdrawals"`
 }
 
-// StakerCountDays returns the staker counts of every daily snapshot, oldest
-// first. There is one per day since the chain's first event (a few hundred
-// to a few thousand rows, about 20 bytes each): the staker count history is
+// CountDays returns the counts of every daily snapshot, oldest first.
+// There is one per day since the chain's first event (a few hundred to a
+// few thousand rows, about 40 bytes each): the count histories are
 // computed from them in memory for any range and bucket size.
-func (db *DB) StakerCountDays(ctx context.Context) ([]StakerCountDay, error) {
-	var out []StakerCountDay
+func (db *DB) CountDays(ctx context.Context) ([]CountDay, error) {
+	var out []CountDay
 	if err := db.SelectContext(ctx, &out, `
-		SELECT d.day::timestamp AT TIME ZONE 'UTC' AS day, d.total_stakers, d.new_stakers
+		SELECT d.day::timestamp AT TIME ZONE 'UTC' AS day,
+		       d.total_avs, d.total_operators, d.total_stakers, d.total_withdrawals
 		FROM daily_snapshots d
 		ORDER BY d.day`); err != nil {
-		return nil, fmt.Errorf("staker count days: %w", Classify(err))
+		return nil, fmt.Errorf("count days: %w", Classify(err))
 	}
 	return out, nil
 }

@@ -222,6 +222,70 @@ type WithdrawalCounts struct {
 	Completed *CountMetric `json:"completed"`
 }
 
+// A count the daily snapshots keep.
+type CountSeries string
+
+const (
+	// The AVS the listings show.
+	CountSeriesAvs CountSeries = "avs"
+	// The operators.
+	CountSeriesOperators CountSeries = "operators"
+	// The stakers.
+	CountSeriesStakers CountSeries = "stakers"
+	// The queued withdrawals, completed or not.
+	CountSeriesWithdrawals CountSeries = "withdrawals"
+)
+
+var AllCountSeries = []CountSeries{
+	CountSeriesAvs,
+	CountSeriesOperators,
+	CountSeriesStakers,
+	CountSeriesWithdrawals,
+}
+
+func (e CountSeries) IsValid() bool {
+	switch e {
+	case CountSeriesAvs, CountSeriesOperators, CountSeriesStakers, CountSeriesWithdrawals:
+		return true
+	}
+	return false
+}
+
+func (e CountSeries) String() string {
+	return string(e)
+}
+
+func (e *CountSeries) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CountSeries(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CountSeries", str)
+	}
+	return nil
+}
+
+func (e CountSeries) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CountSeries) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CountSeries) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // How a historical count is tallied.
 type CountVariant string
 
