@@ -55,7 +55,6 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/stakegraph/stakegraph/internal/respond"
 )
@@ -156,9 +155,7 @@ type Cache struct {
 	entries    map[string]*list.Element
 	lru        *list.List // of *entry, most recently used first
 	bytes      int64
-	// flights computes each missing response once, however many requests
-	// ask for it at the same time; its keys are a version and a cache key.
-	flights singleflight.Group
+	flights    map[string]*flight
 }
 
 // entry is one stored response. Only its gzip copy is kept: API responses
@@ -196,15 +193,11 @@ func (e *entry) body() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// flightResult is a response computed for every request that waited on
-// its flight. Only the request that started the flight (owner) may replay
-// rec or re-raise panicked; the others get entry, or compute their own
-// response when it is nil (not cacheable).
-type flightResult struct {
-	owner    *http.Request
-	entry    *entry
-	rec      *recorder
-	panicked any
+// flight is a response being computed by the first request that missed;
+// requests for the same key wait for it.
+type flight struct {
+	done  chan struct{}
+	entry *entry // nil when the response was not cacheable
 }
 
 // New returns a cache whose freshness follows src. It serves nothing
@@ -216,6 +209,7 @@ func New(src VersionSource, opts Options) *Cache {
 		opts:    opts,
 		entries: map[string]*list.Element{},
 		lru:     list.New(),
+		flights: map[string]*flight{},
 		metrics: newMetrics(opts.Registerer),
 	}
 	if opts.MaxAge < 0 {
@@ -342,42 +336,31 @@ func (c *Cache) removeLocked(el *list.Element) {
 	c.metrics.entries.Set(float64(c.lru.Len()))
 }
 
-// fly computes the response of r, which missed key at version, and stores
-// it when it is cacheable. It runs in the flight's own goroutine: the
-// handler sees r's context without its cancellation, but with its
-// deadline and values, so that the requests waiting on the flight still
-// get the response when r's client leaves. A panic of the handler is
-// handed back to r's request in the result.
-func (c *Cache) fly(version int64, key string, varyAccept bool, next http.Handler, r *http.Request, cacheable func(*recorder) bool) (res *flightResult) {
-	res = &flightResult{owner: r, rec: newRecorder()}
-	defer func() {
-		if v := recover(); v != nil {
-			res.entry, res.panicked = nil, v
-		}
-	}()
-	ctx := context.WithoutCancel(r.Context())
-	if deadline, ok := r.Context().Deadline(); ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
+// join returns the flight computing key at version, and whether the caller
+// leads it (and must call land).
+func (c *Cache) join(version int64, key string) (*flight, bool) {
+	fk := strconv.FormatInt(version, 10) + " " + key
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f, ok := c.flights[fk]; ok {
+		return f, false
 	}
-	res.entry = c.record(res.rec, key, varyAccept, next, r.WithContext(ctx), cacheable)
-	if res.entry != nil {
-		c.put(version, res.entry)
-	}
-	return res
+	f := &flight{done: make(chan struct{})}
+	c.flights[fk] = f
+	return f, true
 }
 
-// record runs next for r into rec and returns the entry of its response,
-// or nil when the response is not cacheable.
-func (c *Cache) record(rec *recorder, key string, varyAccept bool, next http.Handler, r *http.Request, cacheable func(*recorder) bool) *entry {
-	next.ServeHTTP(rec, r)
-	if rec.status != http.StatusOK || rec.body.Len() > c.opts.MaxEntryBytes || !cacheable(rec) {
-		return nil
+// land ends the flight of key at version with its entry (nil when the
+// response was not cacheable) and stores the entry.
+func (c *Cache) land(version int64, key string, f *flight, e *entry) {
+	if e != nil {
+		c.put(version, e)
 	}
-	e := c.newEntry(key, rec)
-	e.varyAccept = varyAccept
-	return e
+	c.mu.Lock()
+	delete(c.flights, strconv.FormatInt(version, 10)+" "+key)
+	c.mu.Unlock()
+	f.entry = e
+	close(f.done)
 }
 
 // Middleware caches the GET (and serves the HEAD) responses of a REST API,
@@ -458,47 +441,54 @@ func (c *Cache) handle(w http.ResponseWriter, r *http.Request, key string, varyA
 		next.ServeHTTP(w, r)
 		return
 	}
-	flight := c.flights.DoChan(strconv.FormatInt(version, 10)+" "+key, func() (any, error) {
-		return c.fly(version, key, varyAccept, next, r, cacheable), nil
-	})
-	var res *flightResult
-	select {
-	case done := <-flight:
-		res = done.Val.(*flightResult)
-	case <-r.Context().Done():
-		if !errors.Is(r.Context().Err(), context.DeadlineExceeded) {
-			return // the client left
-		}
-		// The request ran out of time waiting: the handler answers at once
-		// with the timeout error of its API.
-		w.Header().Set("X-Cache", "MISS")
-		next.ServeHTTP(w, r)
-		return
-	}
-	switch {
-	case res.entry != nil:
-		xcache := "HIT"
-		if res.owner == r {
-			xcache = "MISS"
-		}
-		c.serve(w, r, res.entry, xcache)
-	case res.owner != r:
-		// The response of the request that computed it was not cacheable
-		// (an error, say): answer this one on its own.
-		rec := newRecorder()
-		if e := c.record(rec, key, varyAccept, next, r, cacheable); e != nil {
-			c.put(version, e)
-			c.serve(w, r, e, "MISS")
+	f, leader := c.join(version, key)
+	if !leader {
+		select {
+		case <-f.done:
+		case <-r.Context().Done():
+			if !errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+				return // the client left
+			}
+			// The request ran out of time waiting: the handler answers at
+			// once with the timeout error of its API.
+			w.Header().Set("X-Cache", "MISS")
+			next.ServeHTTP(w, r)
 			return
 		}
+		if f.entry != nil {
+			c.serve(w, r, f.entry, "HIT")
+			return
+		}
+		// The first request's response was not cacheable (an error, say):
+		// answer this one on its own.
+	}
+	rec := &recorder{header: http.Header{}}
+	landed := false
+	if leader {
+		defer func() {
+			if !landed { // next panicked
+				c.land(version, key, f, nil)
+			}
+		}()
+	}
+	next.ServeHTTP(rec, r)
+	var e *entry
+	if rec.status == http.StatusOK && rec.body.Len() <= c.opts.MaxEntryBytes && cacheable(rec) {
+		e = c.newEntry(key, rec)
+		e.varyAccept = varyAccept
+	}
+	if leader {
+		c.land(version, key, f, e)
+		landed = true
+	} else if e != nil {
+		c.put(version, e)
+	}
+	if e == nil {
 		w.Header().Set("X-Cache", "MISS")
 		rec.replay(w)
-	case res.panicked != nil:
-		panic(res.panicked)
-	default:
-		w.Header().Set("X-Cache", "MISS")
-		res.rec.replay(w)
+		return
 	}
+	c.serve(w, r, e, "MISS")
 }
 
 // newEntry makes the entry of a recorded 200 response.
@@ -587,8 +577,6 @@ type recorder struct {
 	status int
 	body   bytes.Buffer
 }
-
-func newRecorder() *recorder { return &recorder{header: http.Header{}} }
 
 func (r *recorder) Header() http.Header { return r.header }
 

@@ -515,42 +515,6 @@ func TestPanicEndsFlight(t *testing.T) {
 	}
 }
 
-// TestFlightOutlivesItsClient checks that a response being computed is
-// finished and stored when the client whose request started it leaves:
-// the handler sees no cancellation, and the next request is a hit.
-func TestFlightOutlivesItsClient(t *testing.T) {
-	src := &versions{version: 1}
-	started, release := make(chan struct{}), make(chan struct{})
-	var calls atomic.Int64
-	var canceled atomic.Bool
-	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if calls.Add(1) == 1 {
-			close(started)
-		}
-		<-release
-		canceled.Store(r.Context().Err() != nil)
-		io.WriteString(w, `{"ok":true}`)
-	})
-	h := newTestCache(t, src, Options{}).Middleware(next)
-	ctx, cancel := context.WithCancel(context.Background())
-	left := make(chan struct{})
-	go func() {
-		defer close(left)
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/avs", nil).WithContext(ctx))
-	}()
-	<-started
-	cancel()
-	<-left // the first request returns while its response is computed
-	close(release)
-	r := do(t, h, http.MethodGet, "/avs")
-	if r.status != http.StatusOK || r.body != `{"ok":true}` || r.header.Get("X-Cache") != "HIT" {
-		t.Errorf("after the first client left: %d %s %q", r.status, r.header.Get("X-Cache"), r.body)
-	}
-	if calls.Load() != 1 || canceled.Load() {
-		t.Errorf("handler ran %d times, saw cancellation %v; want once, uncancelled", calls.Load(), canceled.Load())
-	}
-}
-
 func TestGraphQL(t *testing.T) {
 	src := &versions{version: 1}
 	var calls atomic.Int64
