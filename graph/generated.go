@@ -281,6 +281,7 @@ type ComplexityRoot struct {
 		TotalWithdrawals   func(childComplexity int) int
 		Tvl                func(childComplexity int) int
 		TvlBeaconChain     func(childComplexity int) int
+		TvlHistory         func(childComplexity int, series model.TvlSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
 		TvlRestaking       func(childComplexity int) int
 		TvlStrategies      func(childComplexity int) int
 		TvlStrategiesEth   func(childComplexity int) int
@@ -559,6 +560,15 @@ type ComplexityRoot struct {
 		Tvl       func(childComplexity int) int
 	}
 
+	TvlHistory struct {
+		Data func(childComplexity int) int
+	}
+
+	TvlPoint struct {
+		Timestamp func(childComplexity int) int
+		TvlEth    func(childComplexity int) int
+	}
+
 	Withdrawal struct {
 		CreatedAt           func(childComplexity int) int
 		CreatedAtBlock      func(childComplexity int) int
@@ -652,6 +662,7 @@ type MetricsResolver interface {
 	TotalTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
 	BeaconChainTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
 	StakerCountHistory(ctx context.Context, obj *model.Metrics, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.CountHistory, error)
+	TvlHistory(ctx context.Context, obj *model.Metrics, series model.TvlSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.TvlHistory, error)
 	CountHistory(ctx context.Context, obj *model.Metrics, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.CountHistory, error)
 }
 type OperatorResolver interface {
@@ -1767,6 +1778,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Metrics.TvlBeaconChain(childComplexity), true
+	case "Metrics.tvlHistory":
+		if e.ComplexityRoot.Metrics.TvlHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Metrics_tvlHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Metrics.TvlHistory(childComplexity, args["series"].(model.TvlSeries), args["frequency"].(*string), args["variant"].(*model.CountVariant), args["startAt"].(*string), args["endAt"].(*string)), true
 	case "Metrics.tvlRestaking":
 		if e.ComplexityRoot.Metrics.TvlRestaking == nil {
 			break
@@ -3052,6 +3074,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TvlChange.Tvl(childComplexity), true
 
+	case "TvlHistory.data":
+		if e.ComplexityRoot.TvlHistory.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TvlHistory.Data(childComplexity), true
+
+	case "TvlPoint.timestamp":
+		if e.ComplexityRoot.TvlPoint.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TvlPoint.Timestamp(childComplexity), true
+	case "TvlPoint.tvlEth":
+		if e.ComplexityRoot.TvlPoint.TvlEth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TvlPoint.TvlEth(childComplexity), true
+
 	case "Withdrawal.createdAt":
 		if e.ComplexityRoot.Withdrawal.CreatedAt == nil {
 			break
@@ -3347,6 +3389,28 @@ enum RewardsSubmissionKind {
   operator_directed_avs
   "An AVS's submission whose amounts it directs to the operators of one of its operator sets (OperatorDirectedOperatorSetRewardsSubmissionCreated)."
   operator_directed_opset
+}
+
+"A TVL the daily snapshots keep."
+enum TvlSeries {
+  "Beacon-chain ETH and every restaking strategy but EIGEN."
+  total
+  "Beacon-chain ETH (native restaking through EigenPods)."
+  beaconChain
+}
+
+"A TVL in ETH over time."
+type TvlHistory {
+  "The buckets, oldest first."
+  data: [TvlPoint!]!
+}
+
+"One bucket of a TVL history."
+type TvlPoint {
+  "The start of the bucket (UTC midnight)."
+  timestamp: DateTime!
+  "The TVL in ETH at the end of the bucket, or its change within it (variant discrete)."
+  tvlEth: Float!
 }
 
 "A count the daily snapshots keep."
@@ -4573,6 +4637,23 @@ type Metrics {
     endAt: String
   ): CountHistory!
   """
+  A TVL in ETH over time, from the daily snapshots, in buckets starting at UTC
+  midnight, with the range rules of ` + "`" + `stakerCountHistory` + "`" + `. Matches
+  ` + "`" + `GET /metrics/historical/tvl` + "`" + ` and ` + "`" + `GET /metrics/historical/tvl/beacon-chain` + "`" + `.
+  """
+  tvlHistory(
+    "Which TVL."
+    series: TvlSeries!
+    "The bucket length: ` + "`" + `1d` + "`" + ` or ` + "`" + `7d` + "`" + `."
+    frequency: String = "1d"
+    "Whether each value is the change within the bucket or the TVL at its end."
+    variant: CountVariant = cumulative
+    "Start of the range, ISO 8601."
+    startAt: String
+    "End of the range, ISO 8601."
+    endAt: String
+  ): TvlHistory!
+  """
   A count over time, in buckets starting at UTC midnight, with the range
   rules of ` + "`" + `stakerCountHistory` + "`" + `. Matches ` + "`" + `GET /metrics/historical/count-avs` + "`" + `,
   ` + "`" + `count-operators` + "`" + `, ` + "`" + `count-stakers` + "`" + ` and ` + "`" + `count-withdrawals` + "`" + `.
@@ -5152,6 +5233,8 @@ func (ec *executionContext) childFields_Metrics(ctx context.Context, field graph
 		return ec.fieldContext_Metrics_beaconChainTvl(ctx, field)
 	case "stakerCountHistory":
 		return ec.fieldContext_Metrics_stakerCountHistory(ctx, field)
+	case "tvlHistory":
+		return ec.fieldContext_Metrics_tvlHistory(ctx, field)
 	case "countHistory":
 		return ec.fieldContext_Metrics_countHistory(ctx, field)
 	}
@@ -5666,6 +5749,24 @@ func (ec *executionContext) childFields_TvlChange(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type TvlChange", field.Name)
 }
 
+func (ec *executionContext) childFields_TvlHistory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_TvlHistory_data(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TvlHistory", field.Name)
+}
+
+func (ec *executionContext) childFields_TvlPoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "timestamp":
+		return ec.fieldContext_TvlPoint_timestamp(ctx, field)
+	case "tvlEth":
+		return ec.fieldContext_TvlPoint_tvlEth(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TvlPoint", field.Name)
+}
+
 func (ec *executionContext) childFields_Withdrawal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "withdrawalRoot":
@@ -6067,6 +6168,52 @@ func (ec *executionContext) field_Metrics_strategyTvl_args(ctx context.Context, 
 		return nil, err
 	}
 	args["strategyAddress"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Metrics_tvlHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "series",
+		func(ctx context.Context, v any) (model.TvlSeries, error) {
+			return ec.unmarshalNTvlSeries2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlSeries(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["series"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "frequency",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["frequency"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "variant",
+		func(ctx context.Context, v any) (*model.CountVariant, error) {
+			return ec.unmarshalOCountVariant2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountVariant(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["variant"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "startAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startAt"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "endAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endAt"] = arg4
 	return args, nil
 }
 
@@ -11125,6 +11272,50 @@ func (ec *executionContext) fieldContext_Metrics_stakerCountHistory(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Metrics_stakerCountHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Metrics_tvlHistory(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_tvlHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Metrics().TvlHistory(ctx, obj, fc.Args["series"].(model.TvlSeries), fc.Args["frequency"].(*string), fc.Args["variant"].(*model.CountVariant), fc.Args["startAt"].(*string), fc.Args["endAt"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TvlHistory) graphql.Marshaler {
+			return ec.marshalNTvlHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlHistory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_tvlHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TvlHistory(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Metrics_tvlHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16483,6 +16674,84 @@ func (ec *executionContext) fieldContext_TvlChange_change7d(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _TvlHistory_data(ctx context.Context, field graphql.CollectedField, obj *model.TvlHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TvlHistory_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.TvlPoint) graphql.Marshaler {
+			return ec.marshalNTvlPoint2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlPointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TvlHistory_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TvlHistory",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TvlPoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TvlPoint_timestamp(ctx context.Context, field graphql.CollectedField, obj *model.TvlPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TvlPoint_timestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TvlPoint_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TvlPoint", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _TvlPoint_tvlEth(ctx context.Context, field graphql.CollectedField, obj *model.TvlPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TvlPoint_tvlEth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TvlEth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TvlPoint_tvlEth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TvlPoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _Withdrawal_withdrawalRoot(ctx context.Context, field graphql.CollectedField, obj *model.Withdrawal) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21052,6 +21321,44 @@ func (ec *executionContext) _Metrics(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "tvlHistory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Metrics_tvlHistory(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "countHistory":
 			field := field
 
@@ -24540,6 +24847,91 @@ func (ec *executionContext) _TvlChange(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var tvlHistoryImplementors = []string{"TvlHistory"}
+
+func (ec *executionContext) _TvlHistory(ctx context.Context, sel ast.SelectionSet, obj *model.TvlHistory) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tvlHistoryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TvlHistory")
+		case "data":
+			out.Values[i] = ec._TvlHistory_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var tvlPointImplementors = []string{"TvlPoint"}
+
+func (ec *executionContext) _TvlPoint(ctx context.Context, sel ast.SelectionSet, obj *model.TvlPoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tvlPointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TvlPoint")
+		case "timestamp":
+			out.Values[i] = ec._TvlPoint_timestamp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tvlEth":
+			out.Values[i] = ec._TvlPoint_tvlEth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var withdrawalImplementors = []string{"Withdrawal"}
 
 func (ec *executionContext) _Withdrawal(ctx context.Context, sel ast.SelectionSet, obj *model.Withdrawal) graphql.Marshaler {
@@ -26423,6 +26815,52 @@ func (ec *executionContext) marshalNTvlChange2ᚖgithubᚗcomᚋstakegraphᚋsta
 		return graphql.Null
 	}
 	return ec._TvlChange(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTvlHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlHistory(ctx context.Context, sel ast.SelectionSet, v *model.TvlHistory) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TvlHistory(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTvlPoint2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlPointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TvlPoint) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTvlPoint2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlPoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTvlPoint2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlPoint(ctx context.Context, sel ast.SelectionSet, v *model.TvlPoint) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TvlPoint(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTvlSeries2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlSeries(ctx context.Context, v any) (model.TvlSeries, error) {
+	var res model.TvlSeries
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNTvlSeries2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlSeries(ctx context.Context, sel ast.SelectionSet, v model.TvlSeries) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNWithdrawal2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Withdrawal) graphql.Marshaler {

@@ -43,6 +43,7 @@ var concurrentFields = map[string]bool{
 	"Metrics.totalWithdrawals":           true,
 	"Metrics.tvl":                        true,
 	"Metrics.tvlBeaconChain":             true,
+	"Metrics.tvlHistory":                 true,
 	"Metrics.tvlRestaking":               true,
 	"Metrics.tvlStrategies":              true,
 	"Metrics.tvlStrategiesEth":           true,

@@ -374,4 +374,7 @@ func setComplexity(c *ComplexityRoot) {
 	c.Metrics.CountHistory = func(child int, _ model.CountSeries, _ *string, _ *model.CountVariant, _, _ *string) int {
 		return 1 + 365*child
 	}
+	c.Metrics.TvlHistory = func(child int, _ model.TvlSeries, _ *string, _ *model.CountVariant, _, _ *string) int {
+		return 1 + 365*child
+	}
 }

@@ -122,34 +122,53 @@ func strategySnapshot(snaps []store.StrategySnapshot, strategy string) store.Str
 	return store.StrategySnapshot{TVL: "0", TVLETH: "0"}
 }
 
-// countPoints returns the history of the count that count reads from the
-// daily counts (oldest first) in consecutive buckets of bucketDays days,
+// bucket is one point of a history: the first day of a bucket and its
+// value.
+type bucket[V int | float64] struct {
+	Start time.Time
+	Value V
+}
+
+// buckets returns the history of the figure that value reads from the
+// daily figures (oldest first) in consecutive buckets of bucketDays days,
 // the first starting at from and the last containing to (both UTC
-// midnights). Cumulative values are the count at the end of each bucket
-// (its last day, or to for the last bucket); discrete values are what
-// appeared within the bucket: the count at its end less the count the day
-// before it. Days after the latest snapshot carry its count; days before
-// the first have none.
-func countPoints(days []store.CountDay, count func(store.CountDay) int, from, to time.Time, bucketDays int, cumulative bool) []*model.CountPoint {
-	// at returns the count at the end of day t.
-	at := func(t time.Time) int {
+// midnights). Cumulative values are the figure at the end of each bucket
+// (its last day, or to for the last bucket); discrete values are its change
+// within the bucket: the figure at its end less the figure the day before
+// it. Days after the latest snapshot carry its figures; days before the
+// first have 0.
+func buckets[V int | float64](days []store.CountDay, value func(store.CountDay) V, from, to time.Time, bucketDays int, cumulative bool) []bucket[V] {
+	// at returns the figure at the end of day t.
+	at := func(t time.Time) V {
 		i := sort.Search(len(days), func(i int) bool { return days[i].Day.After(t) })
 		if i == 0 {
 			return 0
 		}
-		return count(days[i-1])
+		return value(days[i-1])
 	}
-	var out []*model.CountPoint
+	var out []bucket[V]
 	for first := from; !first.After(to); first = first.AddDate(0, 0, bucketDays) {
 		last := first.AddDate(0, 0, bucketDays-1)
 		if last.After(to) {
 			last = to
 		}
-		value := at(last)
+		v := at(last)
 		if !cumulative {
-			value -= at(first.AddDate(0, 0, -1))
+			v -= at(first.AddDate(0, 0, -1))
 		}
-		out = append(out, &model.CountPoint{Timestamp: first, Value: value})
+		out = append(out, bucket[V]{Start: first, Value: v})
+	}
+	return out
+}
+
+// countPoints returns the history of the count that count reads from the
+// daily figures (see buckets): discrete values are what appeared within a
+// bucket.
+func countPoints(days []store.CountDay, count func(store.CountDay) int, from, to time.Time, bucketDays int, cumulative bool) []*model.CountPoint {
+	bs := buckets(days, count, from, to, bucketDays, cumulative)
+	out := make([]*model.CountPoint, len(bs))
+	for i, b := range bs {
+		out[i] = &model.CountPoint{Timestamp: b.Start, Value: b.Value}
 	}
 	return out
 }
@@ -166,6 +185,29 @@ func countOf(series model.CountSeries) func(store.CountDay) int {
 	default:
 		return func(d store.CountDay) int { return d.Stakers }
 	}
+}
+
+// tvlHistory resolves the history of a TVL in ETH, which tvl reads from
+// the daily figures, at the request's time, with the range rules of the
+// count histories.
+func tvlHistory(ctx context.Context, tvl func(store.CountDay) string, frequency *string, variant *model.CountVariant, startAt, endAt *string) (*model.TvlHistory, error) {
+	l := loadersFor(ctx)
+	from, to, bucketDays, err := historyRange(frequency, startAt, endAt, l.now)
+	if err != nil {
+		return nil, err
+	}
+	days, err := l.countDays(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cumulative := variant == nil || *variant == model.CountVariantCumulative
+	value := func(d store.CountDay) float64 { return model.DecimalToFloat(tvl(d)) }
+	bs := buckets(days, value, from, to, bucketDays, cumulative)
+	out := &model.TvlHistory{Data: make([]*model.TvlPoint, len(bs))}
+	for i, b := range bs {
+		out.Data[i] = &model.TvlPoint{Timestamp: b.Start, TvlEth: b.Value}
+	}
+	return out, nil
 }
 
 // countHistory resolves a count history of series at the request's time.

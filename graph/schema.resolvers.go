@@ -358,6 +358,15 @@ func (r *metricsResolver) StakerCountHistory(ctx context.Context, obj *model.Met
 	return countHistory(ctx, model.CountSeriesStakers, frequency, variant, startAt, endAt)
 }
 
+// TvlHistory is the resolver for the tvlHistory field.
+func (r *metricsResolver) TvlHistory(ctx context.Context, obj *model.Metrics, series model.TvlSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.TvlHistory, error) {
+	tvl := func(d store.CountDay) string { return d.TVLETH }
+	if series == model.TvlSeriesBeaconChain {
+		tvl = func(d store.CountDay) string { return d.TVLBeaconChain }
+	}
+	return tvlHistory(ctx, tvl, frequency, variant, startAt, endAt)
+}
+
 // CountHistory is the resolver for the countHistory field.
 func (r *metricsResolver) CountHistory(ctx context.Context, obj *model.Metrics, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.CountHistory, error) {
 	return countHistory(ctx, series, frequency, variant, startAt, endAt)

@@ -24,6 +24,8 @@ var (
 	deploymentRatioOp string
 	//go:embed operations/historical_count.graphql
 	historicalCountOp string
+	//go:embed operations/historical_tvl.graphql
+	historicalTVLOp string
 	//go:embed operations/total_avs.graphql
 	totalAVSOp string
 	//go:embed operations/total_operators.graphql
@@ -71,8 +73,21 @@ func (h *handlers) strategyTVL(w http.ResponseWriter, r *http.Request) {
 
 // historicalCount serves GET /metrics/historical/count-{series}: avs,
 // operators, stakers or withdrawals, the values of the CountSeries enum.
-// The default range, the range limits and the buckets are the resolver's.
 func (h *handlers) historicalCount(series string) http.HandlerFunc {
+	return h.historical(historicalCountOp, series)
+}
+
+// historicalTVL serves GET /metrics/historical/tvl (series total) and
+// /metrics/historical/tvl/beacon-chain (beaconChain), the values of the
+// TvlSeries enum.
+func (h *handlers) historicalTVL(series string) http.HandlerFunc {
+	return h.historical(historicalTVLOp, series)
+}
+
+// historical serves a historical series route: op with series and the
+// route's frequency, variant, startAt and endAt. The default range, the
+// range limits and the buckets are the resolver's.
+func (h *handlers) historical(op, series string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p := newParams(r.URL.Query())
 		vs := vars{
@@ -86,6 +101,6 @@ func (h *handlers) historicalCount(series string) http.HandlerFunc {
 			respond.Error(w, r, err)
 			return
 		}
-		h.serve(w, r, historicalCountOp, vs, "", "metrics", "result")
+		h.serve(w, r, op, vs, "", "metrics", "result")
 	}
 }

@@ -38,6 +38,7 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"total_stakers":            totalStakersOp,
 		"deployment_ratio":         deploymentRatioOp,
 		"historical_count":         historicalCountOp,
+		"historical_tvl":           historicalTVLOp,
 		"reward_strategies":        rewardStrategiesOp,
 		"avs_operator_sets":        avsOperatorSetsOp,
 		"operator_set":             operatorSetOp,

@@ -120,6 +120,8 @@ func NewHandler(cfg Config) http.Handler {
 		r.Get("/metrics/historical/count-operators", h.historicalCount("operators"))
 		r.Get("/metrics/historical/count-stakers", h.historicalCount("stakers"))
 		r.Get("/metrics/historical/count-withdrawals", h.historicalCount("withdrawals"))
+		r.Get("/metrics/historical/tvl", h.historicalTVL("total"))
+		r.Get("/metrics/historical/tvl/beacon-chain", h.historicalTVL("beaconChain"))
 		r.Get("/rewards/strategies", h.rewardStrategies)
 	})
 	return r

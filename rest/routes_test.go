@@ -332,6 +332,7 @@ func TestRoutesAgainstDemoData(t *testing.T) {
 	t.Run("metrics", func(t *testing.T) { testMetrics(t, c) })
 	t.Run("historical_count_stakers", func(t *testing.T) { testHistoricalStakerCount(t, c) })
 	t.Run("historical_counts", func(t *testing.T) { testHistoricalCounts(t, c) })
+	t.Run("historical_tvl", func(t *testing.T) { testHistoricalTVL(t, c) })
 	t.Run("reward_strategies", func(t *testing.T) { testRewardStrategies(t, c) })
 	t.Run("auth", func(t *testing.T) { testAuth(t, c) })
 	t.Run("rate_limit", func(t *testing.T) { testRateLimit(t, db) })

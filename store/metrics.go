@@ -120,16 +120,19 @@ func (db *DB) LatestStrategySnapshots(ctx context.Context, strategy string) (Str
 	return trio, nil
 }
 
-// CountDay is one day's counts in the daily snapshots: the AVS (those the
+// CountDay is one day's figures in the daily snapshots: the AVS (those the
 // listings show), operators, stakers and queued withdrawals seen by the end
-// of the day. Each only grows, so the number that appeared in a range of
-// days is the difference of the counts at its ends.
+// of the day, and the TVL in ETH then (decimal text). Each count only
+// grows, so the number that appeared in a range of days is the difference
+// of the counts at its ends.
 type CountDay struct {
-	Day         time.Time `db:"day"` // UTC midnight
-	AVS         int       `db:"total_avs"`
-	Operators   int       `db:"total_operators"`
-	Stakers     int       `db:"total_stakers"`
-	Withdrawals int       `db:"total_withdrawals"`
+	Day            time.Time `db:"day"` // UTC midnight
+	AVS            int       `db:"total_avs"`
+	Operators      int       `db:"total_operators"`
+	Stakers        int       `db:"total_stakers"`
+	Withdrawals    int       `db:"total_withdrawals"`
+	TVLETH         string    `db:"tvl_eth"`
+	TVLBeaconChain string    `db:"tvl_beacon_chain"`
 }
 
 // CountDays returns the counts of every daily snapshot, oldest first.
@@ -140,7 +143,8 @@ func (db *DB) CountDays(ctx context.Context) ([]CountDay, error) {
 	var out []CountDay
 	if err := db.SelectContext(ctx, &out, `
 		SELECT d.day::timestamp AT TIME ZONE 'UTC' AS day,
-		       d.total_avs, d.total_operators, d.total_stakers, d.total_withdrawals
+		       d.total_avs, d.total_operators, d.total_stakers, d.total_withdrawals,
+		       d.tvl_eth::text AS tvl_eth, d.tvl_beacon_chain::text AS tvl_beacon_chain
 		FROM daily_snapshots d
 		ORDER BY d.day`); err != nil {
 		return nil, fmt.Errorf("count days: %w", Classify(err))

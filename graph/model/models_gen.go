@@ -212,6 +212,20 @@ type TvlChange struct {
 	Change7d *Change `json:"change7d"`
 }
 
+// A TVL in ETH over time.
+type TvlHistory struct {
+	// The buckets, oldest first.
+	Data []*TvlPoint `json:"data"`
+}
+
+// One bucket of a TVL history.
+type TvlPoint struct {
+	// The start of the bucket (UTC midnight).
+	Timestamp time.Time `json:"timestamp"`
+	// The TVL in ETH at the end of the bucket, or its change within it (variant discrete).
+	TvlEth float64 `json:"tvlEth"`
+}
+
 // The numbers of withdrawals.
 type WithdrawalCounts struct {
 	// All withdrawals ever queued.
@@ -647,6 +661,64 @@ func (e *StrategyKind) UnmarshalJSON(b []byte) error {
 }
 
 func (e StrategyKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// A TVL the daily snapshots keep.
+type TvlSeries string
+
+const (
+	// Beacon-chain ETH and every restaking strategy but EIGEN.
+	TvlSeriesTotal TvlSeries = "total"
+	// Beacon-chain ETH (native restaking through EigenPods).
+	TvlSeriesBeaconChain TvlSeries = "beaconChain"
+)
+
+var AllTvlSeries = []TvlSeries{
+	TvlSeriesTotal,
+	TvlSeriesBeaconChain,
+}
+
+func (e TvlSeries) IsValid() bool {
+	switch e {
+	case TvlSeriesTotal, TvlSeriesBeaconChain:
+		return true
+	}
+	return false
+}
+
+func (e TvlSeries) String() string {
+	return string(e)
+}
+
+func (e *TvlSeries) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = TvlSeries(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid TvlSeries", str)
+	}
+	return nil
+}
+
+func (e TvlSeries) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *TvlSeries) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e TvlSeries) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
