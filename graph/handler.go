@@ -47,8 +47,8 @@ type Options struct {
 	// number of values it can return, where a paged list counts its take
 	// times its elements, introspection counts the schema's types and
 	// fields, and a root field or paged field costs at least 50. Default
-	// 250000, enough for every REST route at take 1000 and for five full
-	// introspections (about 41,000 each; the field limit refuses a sixth).
+	// 300000, enough for every REST route at take 1000 and for five full
+	// introspections (about 50,000 each; the field limit refuses a sixth).
 	ComplexityLimit int
 	// DepthLimit bounds the nesting of fields; introspection does not
 	// count. Default 10.
@@ -100,7 +100,7 @@ const (
 	DefaultFieldLimit          = 1000
 	DefaultDuplicateFieldLimit = 20
 	DefaultStatementLimit      = 200
-	DefaultComplexityLimit     = 250000
+	DefaultComplexityLimit     = 300000
 )
 
 func (o Options) withDefaults() Options {
