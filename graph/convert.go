@@ -161,6 +161,7 @@ func strategyFromStore(s *store.StrategyState) *model.Strategy {
 func delegationEventFromStore(e store.DelegationEvent) *model.DelegationEvent {
 	args := &model.DelegationEventArgs{
 		Operator: e.OperatorAddress,
+		Staker:   e.StakerAddress,
 		Strategy: e.StrategyAddress,
 		Shares:   e.Shares,
 	}

@@ -36,12 +36,14 @@ type ResolverRoot interface {
 	AvsRewards() AvsRewardsResolver
 	DelegationEvent() DelegationEventResolver
 	Deposit() DepositResolver
+	DepositEvent() DepositEventResolver
 	Metrics() MetricsResolver
 	Operator() OperatorResolver
 	OperatorSet() OperatorSetResolver
 	OperatorSetMember() OperatorSetMemberResolver
 	PageMeta() PageMetaResolver
 	Query() QueryResolver
+	RewardsEvent() RewardsEventResolver
 	RewardsSubmission() RewardsSubmissionResolver
 	RewardsSubmissionOperator() RewardsSubmissionOperatorResolver
 	RewardsSubmissionStrategy() RewardsSubmissionStrategyResolver
@@ -51,6 +53,7 @@ type ResolverRoot interface {
 	Strategy() StrategyResolver
 	StrategyShares() StrategySharesResolver
 	Withdrawal() WithdrawalResolver
+	WithdrawalEvent() WithdrawalEventResolver
 }
 
 type DirectiveRoot struct {
@@ -229,6 +232,7 @@ type ComplexityRoot struct {
 		Operator     func(childComplexity int) int
 		Shares       func(childComplexity int) int
 		SharesNumber func(childComplexity int) int
+		Staker       func(childComplexity int) int
 		Strategy     func(childComplexity int) int
 	}
 
@@ -252,6 +256,32 @@ type ComplexityRoot struct {
 		StrategyAddress func(childComplexity int) int
 		TokenAddress    func(childComplexity int) int
 		Tx              func(childComplexity int) int
+	}
+
+	DepositEvent struct {
+		Args            func(childComplexity int) int
+		BlockNumber     func(childComplexity int) int
+		BlockTime       func(childComplexity int) int
+		EthValue        func(childComplexity int) int
+		LogIndex        func(childComplexity int) int
+		Staker          func(childComplexity int) int
+		Tx              func(childComplexity int) int
+		Type            func(childComplexity int) int
+		UnderlyingToken func(childComplexity int) int
+		UnderlyingValue func(childComplexity int) int
+	}
+
+	DepositEventArgs struct {
+		Shares       func(childComplexity int) int
+		SharesNumber func(childComplexity int) int
+		Staker       func(childComplexity int) int
+		Strategy     func(childComplexity int) int
+		Token        func(childComplexity int) int
+	}
+
+	DepositEventPage struct {
+		Data func(childComplexity int) int
+		Meta func(childComplexity int) int
 	}
 
 	DepositPage struct {
@@ -366,22 +396,47 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Avs               func(childComplexity int, address string) int
-		AvsAddresses      func(childComplexity int, searchMode *model.SearchMode, searchByText *string, includeInvisible *bool, skip *int, take *int) int
-		AvsList           func(childComplexity int, searchMode *model.SearchMode, searchByText *string, sortByApy *model.SortOrder, sortByTvl *model.SortOrder, sortByTotalStakers *model.SortOrder, sortByTotalOperators *model.SortOrder, includeInvisible *bool, skip *int, take *int) int
-		Metrics           func(childComplexity int) int
-		Operator          func(childComplexity int, address string) int
-		OperatorSet       func(childComplexity int, avs string, id int) int
-		OperatorSets      func(childComplexity int, avs *string, skip *int, take *int) int
-		Operators         func(childComplexity int, searchMode *model.SearchMode, searchByText *string, sortByApy *model.SortOrder, sortByTvl *model.SortOrder, sortByTotalAvs *model.SortOrder, sortByTotalStakers *model.SortOrder, skip *int, take *int) int
-		RewardStrategies  func(childComplexity int) int
-		RewardsSubmission func(childComplexity int, rewardsSubmissionHash string) int
-		Slashings         func(childComplexity int, avs *string, operator *string, strategy *string, startAt *string, endAt *string, skip *int, take *int) int
-		Staker            func(childComplexity int, address string) int
-		Strategies        func(childComplexity int) int
-		Strategy          func(childComplexity int, address string) int
-		Withdrawal        func(childComplexity int, withdrawalRoot string) int
-		Withdrawals       func(childComplexity int, stakerAddress *string, delegatedTo *string, strategyAddress *string, status *model.WithdrawalStatus, skip *int, take *int) int
+		Avs                func(childComplexity int, address string) int
+		AvsAddresses       func(childComplexity int, searchMode *model.SearchMode, searchByText *string, includeInvisible *bool, skip *int, take *int) int
+		AvsList            func(childComplexity int, searchMode *model.SearchMode, searchByText *string, sortByApy *model.SortOrder, sortByTvl *model.SortOrder, sortByTotalStakers *model.SortOrder, sortByTotalOperators *model.SortOrder, includeInvisible *bool, skip *int, take *int) int
+		DelegationEvents   func(childComplexity int, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, stakerAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) int
+		DepositEvents      func(childComplexity int, txHash *string, tokenAddress *string, strategyAddress *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) int
+		Metrics            func(childComplexity int) int
+		Operator           func(childComplexity int, address string) int
+		OperatorSet        func(childComplexity int, avs string, id int) int
+		OperatorSets       func(childComplexity int, avs *string, skip *int, take *int) int
+		Operators          func(childComplexity int, searchMode *model.SearchMode, searchByText *string, sortByApy *model.SortOrder, sortByTvl *model.SortOrder, sortByTotalAvs *model.SortOrder, sortByTotalStakers *model.SortOrder, skip *int, take *int) int
+		RegistrationEvents func(childComplexity int, txHash *string, status *model.RegistrationEventStatus, avsAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) int
+		RewardStrategies   func(childComplexity int) int
+		RewardsEvents      func(childComplexity int, txHash *string, rewardsSubmissionHash *string, rewardsSubmissionToken *string, avsAddress *string, startAt *string, endAt *string, skip *int, take *int) int
+		RewardsSubmission  func(childComplexity int, rewardsSubmissionHash string) int
+		Slashings          func(childComplexity int, avs *string, operator *string, strategy *string, startAt *string, endAt *string, skip *int, take *int) int
+		Staker             func(childComplexity int, address string) int
+		Strategies         func(childComplexity int) int
+		Strategy           func(childComplexity int, address string) int
+		Withdrawal         func(childComplexity int, withdrawalRoot string) int
+		WithdrawalEvents   func(childComplexity int, txHash *string, typeArg *model.WithdrawalEventType, withdrawalRoot *string, delegatedTo *string, withdrawer *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) int
+		Withdrawals        func(childComplexity int, stakerAddress *string, delegatedTo *string, strategyAddress *string, status *model.WithdrawalStatus, skip *int, take *int) int
+	}
+
+	RegistrationEvent struct {
+		Args        func(childComplexity int) int
+		BlockNumber func(childComplexity int) int
+		BlockTime   func(childComplexity int) int
+		LogIndex    func(childComplexity int) int
+		Tx          func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
+	RegistrationEventArgs struct {
+		Avs      func(childComplexity int) int
+		Operator func(childComplexity int) int
+		Status   func(childComplexity int) int
+	}
+
+	RegistrationEventPage struct {
+		Data func(childComplexity int) int
+		Meta func(childComplexity int) int
 	}
 
 	RestakingTvl struct {
@@ -395,6 +450,41 @@ type ComplexityRoot struct {
 	RewardStrategies struct {
 		Strategies func(childComplexity int) int
 		Total      func(childComplexity int) int
+	}
+
+	RewardsEvent struct {
+		Args        func(childComplexity int) int
+		BlockNumber func(childComplexity int) int
+		BlockTime   func(childComplexity int) int
+		EthValue    func(childComplexity int) int
+		LogIndex    func(childComplexity int) int
+		Submission  func(childComplexity int) int
+		Tx          func(childComplexity int) int
+		Type        func(childComplexity int) int
+	}
+
+	RewardsEventArgs struct {
+		Avs                             func(childComplexity int) int
+		RewardsSubmissionAmount         func(childComplexity int) int
+		RewardsSubmissionDuration       func(childComplexity int) int
+		RewardsSubmissionHash           func(childComplexity int) int
+		RewardsSubmissionStartTimeStamp func(childComplexity int) int
+		RewardsSubmissionToken          func(childComplexity int) int
+		Strategies                      func(childComplexity int) int
+		SubmissionNonce                 func(childComplexity int) int
+		SubmissionNonceNumber           func(childComplexity int) int
+	}
+
+	RewardsEventPage struct {
+		Data func(childComplexity int) int
+		Meta func(childComplexity int) int
+	}
+
+	RewardsEventStrategy struct {
+		Amount         func(childComplexity int) int
+		AmountEthValue func(childComplexity int) int
+		Multiplier     func(childComplexity int) int
+		Strategy       func(childComplexity int) int
 	}
 
 	RewardsSubmission struct {
@@ -595,6 +685,39 @@ type ComplexityRoot struct {
 		Total     func(childComplexity int) int
 	}
 
+	WithdrawalEvent struct {
+		Args        func(childComplexity int) int
+		BlockNumber func(childComplexity int) int
+		BlockTime   func(childComplexity int) int
+		LogIndex    func(childComplexity int) int
+		Tx          func(childComplexity int) int
+		Type        func(childComplexity int) int
+		Withdrawal  func(childComplexity int) int
+	}
+
+	WithdrawalEventArgs struct {
+		DelegatedTo    func(childComplexity int) int
+		Nonce          func(childComplexity int) int
+		Staker         func(childComplexity int) int
+		StartBlock     func(childComplexity int) int
+		Strategies     func(childComplexity int) int
+		WithdrawalRoot func(childComplexity int) int
+		Withdrawer     func(childComplexity int) int
+	}
+
+	WithdrawalEventPage struct {
+		Data func(childComplexity int) int
+		Meta func(childComplexity int) int
+	}
+
+	WithdrawalEventStrategy struct {
+		EthValue        func(childComplexity int) int
+		Shares          func(childComplexity int) int
+		Strategy        func(childComplexity int) int
+		UnderlyingToken func(childComplexity int) int
+		UnderlyingValue func(childComplexity int) int
+	}
+
 	WithdrawalPage struct {
 		Data func(childComplexity int) int
 		Meta func(childComplexity int) int
@@ -642,6 +765,9 @@ type DelegationEventResolver interface {
 }
 type DepositResolver interface {
 	Strategy(ctx context.Context, obj *model.Deposit) (*model.Strategy, error)
+}
+type DepositEventResolver interface {
+	Staker(ctx context.Context, obj *model.DepositEvent) (*model.Staker, error)
 }
 type MetricsResolver interface {
 	Tvl(ctx context.Context, obj *model.Metrics) (float64, error)
@@ -712,6 +838,14 @@ type QueryResolver interface {
 	RewardsSubmission(ctx context.Context, rewardsSubmissionHash string) (*model.RewardsSubmission, error)
 	RewardStrategies(ctx context.Context) (*model.RewardStrategies, error)
 	Metrics(ctx context.Context) (*model.Metrics, error)
+	DelegationEvents(ctx context.Context, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, stakerAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.DelegationEventPage, error)
+	DepositEvents(ctx context.Context, txHash *string, tokenAddress *string, strategyAddress *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.DepositEventPage, error)
+	WithdrawalEvents(ctx context.Context, txHash *string, typeArg *model.WithdrawalEventType, withdrawalRoot *string, delegatedTo *string, withdrawer *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.WithdrawalEventPage, error)
+	RewardsEvents(ctx context.Context, txHash *string, rewardsSubmissionHash *string, rewardsSubmissionToken *string, avsAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.RewardsEventPage, error)
+	RegistrationEvents(ctx context.Context, txHash *string, status *model.RegistrationEventStatus, avsAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.RegistrationEventPage, error)
+}
+type RewardsEventResolver interface {
+	Submission(ctx context.Context, obj *model.RewardsEvent) (*model.RewardsSubmission, error)
 }
 type RewardsSubmissionResolver interface {
 	Strategies(ctx context.Context, obj *model.RewardsSubmission) ([]*model.RewardsSubmissionStrategy, error)
@@ -759,6 +893,9 @@ type WithdrawalResolver interface {
 	Staker(ctx context.Context, obj *model.Withdrawal) (*model.Staker, error)
 	DelegatedToOperator(ctx context.Context, obj *model.Withdrawal) (*model.Operator, error)
 	Withdrawer(ctx context.Context, obj *model.Withdrawal) (*model.Staker, error)
+}
+type WithdrawalEventResolver interface {
+	Withdrawal(ctx context.Context, obj *model.WithdrawalEvent) (*model.Withdrawal, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -1553,6 +1690,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DelegationEventArgs.SharesNumber(childComplexity), true
+	case "DelegationEventArgs.staker":
+		if e.ComplexityRoot.DelegationEventArgs.Staker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DelegationEventArgs.Staker(childComplexity), true
 	case "DelegationEventArgs.strategy":
 		if e.ComplexityRoot.DelegationEventArgs.Strategy == nil {
 			break
@@ -1640,6 +1783,111 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Deposit.Tx(childComplexity), true
+
+	case "DepositEvent.args":
+		if e.ComplexityRoot.DepositEvent.Args == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEvent.Args(childComplexity), true
+	case "DepositEvent.blockNumber":
+		if e.ComplexityRoot.DepositEvent.BlockNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEvent.BlockNumber(childComplexity), true
+	case "DepositEvent.blockTime":
+		if e.ComplexityRoot.DepositEvent.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEvent.BlockTime(childComplexity), true
+	case "DepositEvent.ethValue":
+		if e.ComplexityRoot.DepositEvent.EthValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEvent.EthValue(childComplexity), true
+	case "DepositEvent.logIndex":
+		if e.ComplexityRoot.DepositEvent.LogIndex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEvent.LogIndex(childComplexity), true
+	case "DepositEvent.staker":
+		if e.ComplexityRoot.DepositEvent.Staker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEvent.Staker(childComplexity), true
+	case "DepositEvent.tx":
+		if e.ComplexityRoot.DepositEvent.Tx == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEvent.Tx(childComplexity), true
+	case "DepositEvent.type":
+		if e.ComplexityRoot.DepositEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEvent.Type(childComplexity), true
+	case "DepositEvent.underlyingToken":
+		if e.ComplexityRoot.DepositEvent.UnderlyingToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEvent.UnderlyingToken(childComplexity), true
+	case "DepositEvent.underlyingValue":
+		if e.ComplexityRoot.DepositEvent.UnderlyingValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEvent.UnderlyingValue(childComplexity), true
+
+	case "DepositEventArgs.shares":
+		if e.ComplexityRoot.DepositEventArgs.Shares == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEventArgs.Shares(childComplexity), true
+	case "DepositEventArgs.sharesNumber":
+		if e.ComplexityRoot.DepositEventArgs.SharesNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEventArgs.SharesNumber(childComplexity), true
+	case "DepositEventArgs.staker":
+		if e.ComplexityRoot.DepositEventArgs.Staker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEventArgs.Staker(childComplexity), true
+	case "DepositEventArgs.strategy":
+		if e.ComplexityRoot.DepositEventArgs.Strategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEventArgs.Strategy(childComplexity), true
+	case "DepositEventArgs.token":
+		if e.ComplexityRoot.DepositEventArgs.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEventArgs.Token(childComplexity), true
+
+	case "DepositEventPage.data":
+		if e.ComplexityRoot.DepositEventPage.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEventPage.Data(childComplexity), true
+	case "DepositEventPage.meta":
+		if e.ComplexityRoot.DepositEventPage.Meta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DepositEventPage.Meta(childComplexity), true
 
 	case "DepositPage.data":
 		if e.ComplexityRoot.DepositPage.Data == nil {
@@ -2230,6 +2478,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.AvsList(childComplexity, args["searchMode"].(*model.SearchMode), args["searchByText"].(*string), args["sortByApy"].(*model.SortOrder), args["sortByTvl"].(*model.SortOrder), args["sortByTotalStakers"].(*model.SortOrder), args["sortByTotalOperators"].(*model.SortOrder), args["includeInvisible"].(*bool), args["skip"].(*int), args["take"].(*int)), true
+	case "Query.delegationEvents":
+		if e.ComplexityRoot.Query.DelegationEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_delegationEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.DelegationEvents(childComplexity, args["txHash"].(*string), args["type"].(*model.DelegationEventType), args["strategyAddress"].(*string), args["stakerAddress"].(*string), args["operatorAddress"].(*string), args["startAt"].(*string), args["endAt"].(*string), args["skip"].(*int), args["take"].(*int)), true
+	case "Query.depositEvents":
+		if e.ComplexityRoot.Query.DepositEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_depositEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.DepositEvents(childComplexity, args["txHash"].(*string), args["tokenAddress"].(*string), args["strategyAddress"].(*string), args["stakerAddress"].(*string), args["startAt"].(*string), args["endAt"].(*string), args["skip"].(*int), args["take"].(*int)), true
 
 	case "Query.metrics":
 		if e.ComplexityRoot.Query.Metrics == nil {
@@ -2281,12 +2551,34 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Operators(childComplexity, args["searchMode"].(*model.SearchMode), args["searchByText"].(*string), args["sortByApy"].(*model.SortOrder), args["sortByTvl"].(*model.SortOrder), args["sortByTotalAvs"].(*model.SortOrder), args["sortByTotalStakers"].(*model.SortOrder), args["skip"].(*int), args["take"].(*int)), true
+	case "Query.registrationEvents":
+		if e.ComplexityRoot.Query.RegistrationEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_registrationEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RegistrationEvents(childComplexity, args["txHash"].(*string), args["status"].(*model.RegistrationEventStatus), args["avsAddress"].(*string), args["operatorAddress"].(*string), args["startAt"].(*string), args["endAt"].(*string), args["skip"].(*int), args["take"].(*int)), true
 	case "Query.rewardStrategies":
 		if e.ComplexityRoot.Query.RewardStrategies == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.RewardStrategies(childComplexity), true
+	case "Query.rewardsEvents":
+		if e.ComplexityRoot.Query.RewardsEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_rewardsEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.RewardsEvents(childComplexity, args["txHash"].(*string), args["rewardsSubmissionHash"].(*string), args["rewardsSubmissionToken"].(*string), args["avsAddress"].(*string), args["startAt"].(*string), args["endAt"].(*string), args["skip"].(*int), args["take"].(*int)), true
 	case "Query.rewardsSubmission":
 		if e.ComplexityRoot.Query.RewardsSubmission == nil {
 			break
@@ -2348,6 +2640,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Withdrawal(childComplexity, args["withdrawalRoot"].(string)), true
+	case "Query.withdrawalEvents":
+		if e.ComplexityRoot.Query.WithdrawalEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Query_withdrawalEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.WithdrawalEvents(childComplexity, args["txHash"].(*string), args["type"].(*model.WithdrawalEventType), args["withdrawalRoot"].(*string), args["delegatedTo"].(*string), args["withdrawer"].(*string), args["stakerAddress"].(*string), args["startAt"].(*string), args["endAt"].(*string), args["skip"].(*int), args["take"].(*int)), true
 	case "Query.withdrawals":
 		if e.ComplexityRoot.Query.Withdrawals == nil {
 			break
@@ -2359,6 +2662,75 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Withdrawals(childComplexity, args["stakerAddress"].(*string), args["delegatedTo"].(*string), args["strategyAddress"].(*string), args["status"].(*model.WithdrawalStatus), args["skip"].(*int), args["take"].(*int)), true
+
+	case "RegistrationEvent.args":
+		if e.ComplexityRoot.RegistrationEvent.Args == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationEvent.Args(childComplexity), true
+	case "RegistrationEvent.blockNumber":
+		if e.ComplexityRoot.RegistrationEvent.BlockNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationEvent.BlockNumber(childComplexity), true
+	case "RegistrationEvent.blockTime":
+		if e.ComplexityRoot.RegistrationEvent.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationEvent.BlockTime(childComplexity), true
+	case "RegistrationEvent.logIndex":
+		if e.ComplexityRoot.RegistrationEvent.LogIndex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationEvent.LogIndex(childComplexity), true
+	case "RegistrationEvent.tx":
+		if e.ComplexityRoot.RegistrationEvent.Tx == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationEvent.Tx(childComplexity), true
+	case "RegistrationEvent.type":
+		if e.ComplexityRoot.RegistrationEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationEvent.Type(childComplexity), true
+
+	case "RegistrationEventArgs.avs":
+		if e.ComplexityRoot.RegistrationEventArgs.Avs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationEventArgs.Avs(childComplexity), true
+	case "RegistrationEventArgs.operator":
+		if e.ComplexityRoot.RegistrationEventArgs.Operator == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationEventArgs.Operator(childComplexity), true
+	case "RegistrationEventArgs.status":
+		if e.ComplexityRoot.RegistrationEventArgs.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationEventArgs.Status(childComplexity), true
+
+	case "RegistrationEventPage.data":
+		if e.ComplexityRoot.RegistrationEventPage.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationEventPage.Data(childComplexity), true
+	case "RegistrationEventPage.meta":
+		if e.ComplexityRoot.RegistrationEventPage.Meta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RegistrationEventPage.Meta(childComplexity), true
 
 	case "RestakingTvl.change24h":
 		if e.ComplexityRoot.RestakingTvl.Change24h == nil {
@@ -2403,6 +2775,148 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RewardStrategies.Total(childComplexity), true
+
+	case "RewardsEvent.args":
+		if e.ComplexityRoot.RewardsEvent.Args == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEvent.Args(childComplexity), true
+	case "RewardsEvent.blockNumber":
+		if e.ComplexityRoot.RewardsEvent.BlockNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEvent.BlockNumber(childComplexity), true
+	case "RewardsEvent.blockTime":
+		if e.ComplexityRoot.RewardsEvent.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEvent.BlockTime(childComplexity), true
+	case "RewardsEvent.ethValue":
+		if e.ComplexityRoot.RewardsEvent.EthValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEvent.EthValue(childComplexity), true
+	case "RewardsEvent.logIndex":
+		if e.ComplexityRoot.RewardsEvent.LogIndex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEvent.LogIndex(childComplexity), true
+	case "RewardsEvent.submission":
+		if e.ComplexityRoot.RewardsEvent.Submission == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEvent.Submission(childComplexity), true
+	case "RewardsEvent.tx":
+		if e.ComplexityRoot.RewardsEvent.Tx == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEvent.Tx(childComplexity), true
+	case "RewardsEvent.type":
+		if e.ComplexityRoot.RewardsEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEvent.Type(childComplexity), true
+
+	case "RewardsEventArgs.avs":
+		if e.ComplexityRoot.RewardsEventArgs.Avs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventArgs.Avs(childComplexity), true
+	case "RewardsEventArgs.rewardsSubmissionAmount":
+		if e.ComplexityRoot.RewardsEventArgs.RewardsSubmissionAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventArgs.RewardsSubmissionAmount(childComplexity), true
+	case "RewardsEventArgs.rewardsSubmissionDuration":
+		if e.ComplexityRoot.RewardsEventArgs.RewardsSubmissionDuration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventArgs.RewardsSubmissionDuration(childComplexity), true
+	case "RewardsEventArgs.rewardsSubmissionHash":
+		if e.ComplexityRoot.RewardsEventArgs.RewardsSubmissionHash == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventArgs.RewardsSubmissionHash(childComplexity), true
+	case "RewardsEventArgs.rewardsSubmissionStartTimeStamp":
+		if e.ComplexityRoot.RewardsEventArgs.RewardsSubmissionStartTimeStamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventArgs.RewardsSubmissionStartTimeStamp(childComplexity), true
+	case "RewardsEventArgs.rewardsSubmissionToken":
+		if e.ComplexityRoot.RewardsEventArgs.RewardsSubmissionToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventArgs.RewardsSubmissionToken(childComplexity), true
+	case "RewardsEventArgs.strategies":
+		if e.ComplexityRoot.RewardsEventArgs.Strategies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventArgs.Strategies(childComplexity), true
+	case "RewardsEventArgs.submissionNonce":
+		if e.ComplexityRoot.RewardsEventArgs.SubmissionNonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventArgs.SubmissionNonce(childComplexity), true
+	case "RewardsEventArgs.submissionNonceNumber":
+		if e.ComplexityRoot.RewardsEventArgs.SubmissionNonceNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventArgs.SubmissionNonceNumber(childComplexity), true
+
+	case "RewardsEventPage.data":
+		if e.ComplexityRoot.RewardsEventPage.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventPage.Data(childComplexity), true
+	case "RewardsEventPage.meta":
+		if e.ComplexityRoot.RewardsEventPage.Meta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventPage.Meta(childComplexity), true
+
+	case "RewardsEventStrategy.amount":
+		if e.ComplexityRoot.RewardsEventStrategy.Amount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventStrategy.Amount(childComplexity), true
+	case "RewardsEventStrategy.amountEthValue":
+		if e.ComplexityRoot.RewardsEventStrategy.AmountEthValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventStrategy.AmountEthValue(childComplexity), true
+	case "RewardsEventStrategy.multiplier":
+		if e.ComplexityRoot.RewardsEventStrategy.Multiplier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventStrategy.Multiplier(childComplexity), true
+	case "RewardsEventStrategy.strategy":
+		if e.ComplexityRoot.RewardsEventStrategy.Strategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsEventStrategy.Strategy(childComplexity), true
 
 	case "RewardsSubmission.avs":
 		if e.ComplexityRoot.RewardsSubmission.Avs == nil {
@@ -3216,6 +3730,136 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.WithdrawalCounts.Total(childComplexity), true
 
+	case "WithdrawalEvent.args":
+		if e.ComplexityRoot.WithdrawalEvent.Args == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEvent.Args(childComplexity), true
+	case "WithdrawalEvent.blockNumber":
+		if e.ComplexityRoot.WithdrawalEvent.BlockNumber == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEvent.BlockNumber(childComplexity), true
+	case "WithdrawalEvent.blockTime":
+		if e.ComplexityRoot.WithdrawalEvent.BlockTime == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEvent.BlockTime(childComplexity), true
+	case "WithdrawalEvent.logIndex":
+		if e.ComplexityRoot.WithdrawalEvent.LogIndex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEvent.LogIndex(childComplexity), true
+	case "WithdrawalEvent.tx":
+		if e.ComplexityRoot.WithdrawalEvent.Tx == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEvent.Tx(childComplexity), true
+	case "WithdrawalEvent.type":
+		if e.ComplexityRoot.WithdrawalEvent.Type == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEvent.Type(childComplexity), true
+	case "WithdrawalEvent.withdrawal":
+		if e.ComplexityRoot.WithdrawalEvent.Withdrawal == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEvent.Withdrawal(childComplexity), true
+
+	case "WithdrawalEventArgs.delegatedTo":
+		if e.ComplexityRoot.WithdrawalEventArgs.DelegatedTo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventArgs.DelegatedTo(childComplexity), true
+	case "WithdrawalEventArgs.nonce":
+		if e.ComplexityRoot.WithdrawalEventArgs.Nonce == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventArgs.Nonce(childComplexity), true
+	case "WithdrawalEventArgs.staker":
+		if e.ComplexityRoot.WithdrawalEventArgs.Staker == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventArgs.Staker(childComplexity), true
+	case "WithdrawalEventArgs.startBlock":
+		if e.ComplexityRoot.WithdrawalEventArgs.StartBlock == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventArgs.StartBlock(childComplexity), true
+	case "WithdrawalEventArgs.strategies":
+		if e.ComplexityRoot.WithdrawalEventArgs.Strategies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventArgs.Strategies(childComplexity), true
+	case "WithdrawalEventArgs.withdrawalRoot":
+		if e.ComplexityRoot.WithdrawalEventArgs.WithdrawalRoot == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventArgs.WithdrawalRoot(childComplexity), true
+	case "WithdrawalEventArgs.withdrawer":
+		if e.ComplexityRoot.WithdrawalEventArgs.Withdrawer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventArgs.Withdrawer(childComplexity), true
+
+	case "WithdrawalEventPage.data":
+		if e.ComplexityRoot.WithdrawalEventPage.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventPage.Data(childComplexity), true
+	case "WithdrawalEventPage.meta":
+		if e.ComplexityRoot.WithdrawalEventPage.Meta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventPage.Meta(childComplexity), true
+
+	case "WithdrawalEventStrategy.ethValue":
+		if e.ComplexityRoot.WithdrawalEventStrategy.EthValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventStrategy.EthValue(childComplexity), true
+	case "WithdrawalEventStrategy.shares":
+		if e.ComplexityRoot.WithdrawalEventStrategy.Shares == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventStrategy.Shares(childComplexity), true
+	case "WithdrawalEventStrategy.strategy":
+		if e.ComplexityRoot.WithdrawalEventStrategy.Strategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventStrategy.Strategy(childComplexity), true
+	case "WithdrawalEventStrategy.underlyingToken":
+		if e.ComplexityRoot.WithdrawalEventStrategy.UnderlyingToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventStrategy.UnderlyingToken(childComplexity), true
+	case "WithdrawalEventStrategy.underlyingValue":
+		if e.ComplexityRoot.WithdrawalEventStrategy.UnderlyingValue == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WithdrawalEventStrategy.UnderlyingValue(childComplexity), true
+
 	case "WithdrawalPage.data":
 		if e.ComplexityRoot.WithdrawalPage.Data == nil {
 			break
@@ -3603,6 +4247,134 @@ type Query {
 
   "Ecosystem-wide metrics. Its scalar fields match ` + "`" + `GET /metrics` + "`" + `; its object fields match the other ` + "`" + `/metrics` + "`" + ` routes."
   metrics: Metrics!
+
+  """
+  Delegation events across the protocol, newest first, paginated. Matches
+  ` + "`" + `GET /events/delegation` + "`" + `; with ` + "`" + `operatorAddress` + "`" + `, ` + "`" + `GET
+  /operators/{address}/events/delegation` + "`" + `. The date rules are those of
+  ` + "`" + `Staker.delegationEvents` + "`" + `, as for every event feed.
+  """
+  delegationEvents(
+    "Only events of this transaction (` + "`" + `0x` + "`" + ` and 64 hex digits)."
+    txHash: String
+    "Only events of this type."
+    type: DelegationEventType
+    "Only events in this strategy."
+    strategyAddress: Address
+    "Only events of this staker."
+    stakerAddress: Address
+    "Only events with this operator."
+    operatorAddress: Address
+    "Start of the date range, ISO 8601."
+    startAt: String
+    "End of the date range, ISO 8601."
+    endAt: String
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): DelegationEventPage!
+
+  """
+  Deposits into strategies across the protocol, newest first, paginated.
+  Matches ` + "`" + `GET /events/deposit` + "`" + `; with ` + "`" + `stakerAddress` + "`" + `,
+  ` + "`" + `GET /stakers/{address}/events/deposit` + "`" + `.
+  """
+  depositEvents(
+    "Only events of this transaction (` + "`" + `0x` + "`" + ` and 64 hex digits)."
+    txHash: String
+    "Only deposits of this token."
+    tokenAddress: Address
+    "Only deposits into this strategy."
+    strategyAddress: Address
+    "Only deposits of this staker."
+    stakerAddress: Address
+    "Start of the date range, ISO 8601."
+    startAt: String
+    "End of the date range, ISO 8601."
+    endAt: String
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): DepositEventPage!
+
+  """
+  Withdrawal events across the protocol, newest first, paginated: the
+  queuing of every withdrawal and the completion of every completed one.
+  Matches ` + "`" + `GET /events/withdrawal` + "`" + `; with ` + "`" + `stakerAddress` + "`" + `,
+  ` + "`" + `GET /stakers/{address}/events/withdrawal` + "`" + `.
+  """
+  withdrawalEvents(
+    "Only events of this transaction (` + "`" + `0x` + "`" + ` and 64 hex digits)."
+    txHash: String
+    "Only events of this type."
+    type: WithdrawalEventType
+    "Only events of this withdrawal (` + "`" + `0x` + "`" + ` and 64 hex digits)."
+    withdrawalRoot: String
+    "Only withdrawals of stake delegated to this operator."
+    delegatedTo: Address
+    "Only withdrawals with this withdrawer."
+    withdrawer: Address
+    "Only withdrawals of this staker."
+    stakerAddress: Address
+    "Start of the date range, ISO 8601."
+    startAt: String
+    "End of the date range, ISO 8601."
+    endAt: String
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): WithdrawalEventPage!
+
+  """
+  Rewards submissions as events, newest first, paginated. Matches
+  ` + "`" + `GET /events/rewards` + "`" + `; with ` + "`" + `avsAddress` + "`" + `, ` + "`" + `GET /avs/{address}/events/rewards` + "`" + `.
+  """
+  rewardsEvents(
+    "Only events of this transaction (` + "`" + `0x` + "`" + ` and 64 hex digits)."
+    txHash: String
+    "Only the submission with this hash (` + "`" + `0x` + "`" + ` and 64 hex digits)."
+    rewardsSubmissionHash: String
+    "Only submissions paying this token."
+    rewardsSubmissionToken: Address
+    "Only submissions of this AVS."
+    avsAddress: Address
+    "Start of the date range, ISO 8601."
+    startAt: String
+    "End of the date range, ISO 8601."
+    endAt: String
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): RewardsEventPage!
+
+  """
+  Operators' registrations to and deregistrations from AVS, newest first,
+  paginated. Matches ` + "`" + `GET /events/registration-status` + "`" + `; with ` + "`" + `avsAddress` + "`" + `,
+  ` + "`" + `GET /avs/{address}/events/registration-status` + "`" + `; with ` + "`" + `operatorAddress` + "`" + `,
+  ` + "`" + `GET /operators/{address}/events/registration-status` + "`" + `.
+  """
+  registrationEvents(
+    "Only events of this transaction (` + "`" + `0x` + "`" + ` and 64 hex digits)."
+    txHash: String
+    "Only events with this outcome."
+    status: RegistrationEventStatus
+    "Only events of this AVS."
+    avsAddress: Address
+    "Only events of this operator."
+    operatorAddress: Address
+    "Start of the date range, ISO 8601."
+    startAt: String
+    "End of the date range, ISO 8601."
+    endAt: String
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): RegistrationEventPage!
 }
 
 "Paging information of a list."
@@ -4181,6 +4953,8 @@ type DelegationEvent {
 type DelegationEventArgs {
   "The operator address."
   operator: Address!
+  "The staker address."
+  staker: Address!
   "The strategy address (share events only)."
   strategy: Address
   "The change of the operator's delegated shares (share events only)."
@@ -4773,6 +5547,240 @@ type CountPoint {
   "The value."
   value: Int!
 }
+
+"The kind of a deposit event."
+enum DepositEventType {
+  "Tokens deposited into a strategy."
+  DEPOSIT
+}
+
+"A deposit of tokens into a strategy, as an event."
+type DepositEvent {
+  "The transaction hash."
+  tx: String!
+  "The block of the transaction."
+  blockNumber: Int!
+  "The time of the block."
+  blockTime: DateTime!
+  "The index of the log within the block."
+  logIndex: Int!
+  "Always ` + "`" + `DEPOSIT` + "`" + `."
+  type: DepositEventType!
+  "The event's arguments."
+  args: DepositEventArgs!
+  "The strategy's underlying token."
+  underlyingToken: Address
+  "The value of ` + "`" + `args.shares` + "`" + ` in whole underlying tokens at the current rate."
+  underlyingValue: Float
+  "The value of ` + "`" + `args.shares` + "`" + ` in ETH at the current price."
+  ethValue: Float
+  "The staker."
+  staker: Staker!
+}
+
+"The arguments of a deposit event."
+type DepositEventArgs {
+  "The depositing staker."
+  staker: Address!
+  "The deposited token: the event's, or else the strategy's underlying token (deposits since the slashing upgrade do not name it)."
+  token: Address
+  "The strategy address."
+  strategy: Address!
+  "The shares credited."
+  shares: BigInt!
+  "` + "`" + `shares` + "`" + ` as a number, with every digit of the integer."
+  sharesNumber: Float!
+}
+
+"A page of deposit events."
+type DepositEventPage {
+  "The events of the page."
+  data: [DepositEvent!]!
+  "The page and the total."
+  meta: PageMeta!
+}
+
+"The kind of a withdrawal event."
+enum WithdrawalEventType {
+  "A withdrawal was queued."
+  WITHDRAWAL_QUEUED
+  "A queued withdrawal was completed."
+  WITHDRAWAL_COMPLETED
+}
+
+"The queuing or the completion of a withdrawal, as an event."
+type WithdrawalEvent {
+  "The transaction hash."
+  tx: String!
+  "The block of the transaction."
+  blockNumber: Int!
+  "The time of the block."
+  blockTime: DateTime!
+  "The index of the log within the block."
+  logIndex: Int!
+  "The kind of event."
+  type: WithdrawalEventType!
+  "The withdrawal's arguments."
+  args: WithdrawalEventArgs!
+  "The withdrawal."
+  withdrawal: Withdrawal
+}
+
+"The arguments of a withdrawal event: the withdrawal as queued."
+type WithdrawalEventArgs {
+  "The staker whose shares are withdrawn."
+  staker: Address!
+  "The withdrawal root."
+  withdrawalRoot: String!
+  "The operator the stake was delegated to when the withdrawal was queued (the zero address when none)."
+  delegatedTo: Address!
+  "The address that may complete the withdrawal."
+  withdrawer: Address!
+  "The staker's withdrawal nonce."
+  nonce: Int!
+  "The block at which the withdrawal was queued."
+  startBlock: Int!
+  "The shares withdrawn, per strategy, as queued."
+  strategies: [WithdrawalEventStrategy!]!
+}
+
+"One strategy of a withdrawal event."
+type WithdrawalEventStrategy {
+  "The strategy address."
+  strategy: Address!
+  "The shares withdrawn from it, as queued."
+  shares: BigInt!
+  "The strategy's underlying token (null for beacon-chain ETH)."
+  underlyingToken: Address
+  "The value of ` + "`" + `shares` + "`" + ` in whole underlying tokens at the current rate."
+  underlyingValue: Float
+  "The value of ` + "`" + `shares` + "`" + ` in ETH at the current price."
+  ethValue: Float
+}
+
+"A page of withdrawal events."
+type WithdrawalEventPage {
+  "The events of the page."
+  data: [WithdrawalEvent!]!
+  "The page and the total."
+  meta: PageMeta!
+}
+
+"The kind of a rewards event."
+enum RewardsEventType {
+  "A rewards submission."
+  REWARDS
+}
+
+"A rewards submission, as an event."
+type RewardsEvent {
+  "The transaction hash."
+  tx: String!
+  "The block of the transaction."
+  blockNumber: Int!
+  "The time of the block."
+  blockTime: DateTime!
+  "The index of the log within the block."
+  logIndex: Int!
+  "Always ` + "`" + `REWARDS` + "`" + `."
+  type: RewardsEventType!
+  "The submission's arguments."
+  args: RewardsEventArgs!
+  "The value of the submission's amount in ETH at the reward token's current price; null when the token's price is unknown."
+  ethValue: Float
+  "The submission."
+  submission: RewardsSubmission!
+}
+
+"The arguments of a rewards event."
+type RewardsEventArgs {
+  "The submitting AVS (the submitter, for submissions for all stakers)."
+  avs: Address!
+  "The submission nonce."
+  submissionNonce: BigInt!
+  "` + "`" + `submissionNonce` + "`" + ` as a number."
+  submissionNonceNumber: Float!
+  "The submission hash."
+  rewardsSubmissionHash: String!
+  "The reward token."
+  rewardsSubmissionToken: Address!
+  "The total amount in the reward token's smallest unit."
+  rewardsSubmissionAmount: BigInt!
+  "The start of the distribution period, in unix seconds."
+  rewardsSubmissionStartTimeStamp: Int!
+  "The length of the distribution period, in seconds."
+  rewardsSubmissionDuration: Int!
+  "The strategies rewarded, in submission order."
+  strategies: [RewardsEventStrategy!]!
+}
+
+"One strategy of a rewards event."
+type RewardsEventStrategy {
+  "The strategy address."
+  strategy: Address!
+  "The strategy's multiplier."
+  multiplier: BigInt!
+  "The strategy's part of the amount: amount × multiplier / Σ multipliers."
+  amount: BigInt!
+  "The value of ` + "`" + `amount` + "`" + ` in ETH at the reward token's current price; null when the token's price is unknown."
+  amountEthValue: Float
+}
+
+"A page of rewards events."
+type RewardsEventPage {
+  "The events of the page."
+  data: [RewardsEvent!]!
+  "The page and the total."
+  meta: PageMeta!
+}
+
+"The kind of a registration event."
+enum RegistrationEventType {
+  "An operator's registration status with an AVS changed."
+  REGISTRATION_STATUS
+}
+
+"The outcome of a registration event."
+enum RegistrationEventStatus {
+  "The operator registered with the AVS."
+  REGISTERED
+  "The operator deregistered from the AVS."
+  DEREGISTERED
+}
+
+"An operator's registration to or deregistration from an AVS."
+type RegistrationEvent {
+  "The transaction hash."
+  tx: String!
+  "The block of the transaction."
+  blockNumber: Int!
+  "The time of the block."
+  blockTime: DateTime!
+  "The index of the log within the block."
+  logIndex: Int!
+  "Always ` + "`" + `REGISTRATION_STATUS` + "`" + `."
+  type: RegistrationEventType!
+  "The event's arguments."
+  args: RegistrationEventArgs!
+}
+
+"The arguments of a registration event."
+type RegistrationEventArgs {
+  "The operator address."
+  operator: Address!
+  "The AVS address."
+  avs: Address!
+  "The new status."
+  status: RegistrationEventStatus!
+}
+
+"A page of registration events."
+type RegistrationEventPage {
+  "The events of the page."
+  data: [RegistrationEvent!]!
+  "The page and the total."
+  meta: PageMeta!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -5121,6 +6129,8 @@ func (ec *executionContext) childFields_DelegationEventArgs(ctx context.Context,
 	switch field.Name {
 	case "operator":
 		return ec.fieldContext_DelegationEventArgs_operator(ctx, field)
+	case "staker":
+		return ec.fieldContext_DelegationEventArgs_staker(ctx, field)
 	case "strategy":
 		return ec.fieldContext_DelegationEventArgs_strategy(ctx, field)
 	case "shares":
@@ -5173,6 +6183,58 @@ func (ec *executionContext) childFields_Deposit(ctx context.Context, field graph
 		return ec.fieldContext_Deposit_strategy(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Deposit", field.Name)
+}
+
+func (ec *executionContext) childFields_DepositEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tx":
+		return ec.fieldContext_DepositEvent_tx(ctx, field)
+	case "blockNumber":
+		return ec.fieldContext_DepositEvent_blockNumber(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_DepositEvent_blockTime(ctx, field)
+	case "logIndex":
+		return ec.fieldContext_DepositEvent_logIndex(ctx, field)
+	case "type":
+		return ec.fieldContext_DepositEvent_type(ctx, field)
+	case "args":
+		return ec.fieldContext_DepositEvent_args(ctx, field)
+	case "underlyingToken":
+		return ec.fieldContext_DepositEvent_underlyingToken(ctx, field)
+	case "underlyingValue":
+		return ec.fieldContext_DepositEvent_underlyingValue(ctx, field)
+	case "ethValue":
+		return ec.fieldContext_DepositEvent_ethValue(ctx, field)
+	case "staker":
+		return ec.fieldContext_DepositEvent_staker(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DepositEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_DepositEventArgs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "staker":
+		return ec.fieldContext_DepositEventArgs_staker(ctx, field)
+	case "token":
+		return ec.fieldContext_DepositEventArgs_token(ctx, field)
+	case "strategy":
+		return ec.fieldContext_DepositEventArgs_strategy(ctx, field)
+	case "shares":
+		return ec.fieldContext_DepositEventArgs_shares(ctx, field)
+	case "sharesNumber":
+		return ec.fieldContext_DepositEventArgs_sharesNumber(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DepositEventArgs", field.Name)
+}
+
+func (ec *executionContext) childFields_DepositEventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_DepositEventPage_data(ctx, field)
+	case "meta":
+		return ec.fieldContext_DepositEventPage_meta(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DepositEventPage", field.Name)
 }
 
 func (ec *executionContext) childFields_DepositPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5397,6 +6459,46 @@ func (ec *executionContext) childFields_PageMeta(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PageMeta", field.Name)
 }
 
+func (ec *executionContext) childFields_RegistrationEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tx":
+		return ec.fieldContext_RegistrationEvent_tx(ctx, field)
+	case "blockNumber":
+		return ec.fieldContext_RegistrationEvent_blockNumber(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_RegistrationEvent_blockTime(ctx, field)
+	case "logIndex":
+		return ec.fieldContext_RegistrationEvent_logIndex(ctx, field)
+	case "type":
+		return ec.fieldContext_RegistrationEvent_type(ctx, field)
+	case "args":
+		return ec.fieldContext_RegistrationEvent_args(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RegistrationEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_RegistrationEventArgs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "operator":
+		return ec.fieldContext_RegistrationEventArgs_operator(ctx, field)
+	case "avs":
+		return ec.fieldContext_RegistrationEventArgs_avs(ctx, field)
+	case "status":
+		return ec.fieldContext_RegistrationEventArgs_status(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RegistrationEventArgs", field.Name)
+}
+
+func (ec *executionContext) childFields_RegistrationEventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_RegistrationEventPage_data(ctx, field)
+	case "meta":
+		return ec.fieldContext_RegistrationEventPage_meta(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RegistrationEventPage", field.Name)
+}
+
 func (ec *executionContext) childFields_RestakingTvl(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "tvl":
@@ -5421,6 +6523,76 @@ func (ec *executionContext) childFields_RewardStrategies(ctx context.Context, fi
 		return ec.fieldContext_RewardStrategies_total(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RewardStrategies", field.Name)
+}
+
+func (ec *executionContext) childFields_RewardsEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tx":
+		return ec.fieldContext_RewardsEvent_tx(ctx, field)
+	case "blockNumber":
+		return ec.fieldContext_RewardsEvent_blockNumber(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_RewardsEvent_blockTime(ctx, field)
+	case "logIndex":
+		return ec.fieldContext_RewardsEvent_logIndex(ctx, field)
+	case "type":
+		return ec.fieldContext_RewardsEvent_type(ctx, field)
+	case "args":
+		return ec.fieldContext_RewardsEvent_args(ctx, field)
+	case "ethValue":
+		return ec.fieldContext_RewardsEvent_ethValue(ctx, field)
+	case "submission":
+		return ec.fieldContext_RewardsEvent_submission(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RewardsEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_RewardsEventArgs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "avs":
+		return ec.fieldContext_RewardsEventArgs_avs(ctx, field)
+	case "submissionNonce":
+		return ec.fieldContext_RewardsEventArgs_submissionNonce(ctx, field)
+	case "submissionNonceNumber":
+		return ec.fieldContext_RewardsEventArgs_submissionNonceNumber(ctx, field)
+	case "rewardsSubmissionHash":
+		return ec.fieldContext_RewardsEventArgs_rewardsSubmissionHash(ctx, field)
+	case "rewardsSubmissionToken":
+		return ec.fieldContext_RewardsEventArgs_rewardsSubmissionToken(ctx, field)
+	case "rewardsSubmissionAmount":
+		return ec.fieldContext_RewardsEventArgs_rewardsSubmissionAmount(ctx, field)
+	case "rewardsSubmissionStartTimeStamp":
+		return ec.fieldContext_RewardsEventArgs_rewardsSubmissionStartTimeStamp(ctx, field)
+	case "rewardsSubmissionDuration":
+		return ec.fieldContext_RewardsEventArgs_rewardsSubmissionDuration(ctx, field)
+	case "strategies":
+		return ec.fieldContext_RewardsEventArgs_strategies(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RewardsEventArgs", field.Name)
+}
+
+func (ec *executionContext) childFields_RewardsEventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_RewardsEventPage_data(ctx, field)
+	case "meta":
+		return ec.fieldContext_RewardsEventPage_meta(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RewardsEventPage", field.Name)
+}
+
+func (ec *executionContext) childFields_RewardsEventStrategy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "strategy":
+		return ec.fieldContext_RewardsEventStrategy_strategy(ctx, field)
+	case "multiplier":
+		return ec.fieldContext_RewardsEventStrategy_multiplier(ctx, field)
+	case "amount":
+		return ec.fieldContext_RewardsEventStrategy_amount(ctx, field)
+	case "amountEthValue":
+		return ec.fieldContext_RewardsEventStrategy_amountEthValue(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RewardsEventStrategy", field.Name)
 }
 
 func (ec *executionContext) childFields_RewardsSubmission(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5817,6 +6989,72 @@ func (ec *executionContext) childFields_WithdrawalCounts(ctx context.Context, fi
 		return ec.fieldContext_WithdrawalCounts_completed(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type WithdrawalCounts", field.Name)
+}
+
+func (ec *executionContext) childFields_WithdrawalEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tx":
+		return ec.fieldContext_WithdrawalEvent_tx(ctx, field)
+	case "blockNumber":
+		return ec.fieldContext_WithdrawalEvent_blockNumber(ctx, field)
+	case "blockTime":
+		return ec.fieldContext_WithdrawalEvent_blockTime(ctx, field)
+	case "logIndex":
+		return ec.fieldContext_WithdrawalEvent_logIndex(ctx, field)
+	case "type":
+		return ec.fieldContext_WithdrawalEvent_type(ctx, field)
+	case "args":
+		return ec.fieldContext_WithdrawalEvent_args(ctx, field)
+	case "withdrawal":
+		return ec.fieldContext_WithdrawalEvent_withdrawal(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WithdrawalEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_WithdrawalEventArgs(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "staker":
+		return ec.fieldContext_WithdrawalEventArgs_staker(ctx, field)
+	case "withdrawalRoot":
+		return ec.fieldContext_WithdrawalEventArgs_withdrawalRoot(ctx, field)
+	case "delegatedTo":
+		return ec.fieldContext_WithdrawalEventArgs_delegatedTo(ctx, field)
+	case "withdrawer":
+		return ec.fieldContext_WithdrawalEventArgs_withdrawer(ctx, field)
+	case "nonce":
+		return ec.fieldContext_WithdrawalEventArgs_nonce(ctx, field)
+	case "startBlock":
+		return ec.fieldContext_WithdrawalEventArgs_startBlock(ctx, field)
+	case "strategies":
+		return ec.fieldContext_WithdrawalEventArgs_strategies(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WithdrawalEventArgs", field.Name)
+}
+
+func (ec *executionContext) childFields_WithdrawalEventPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_WithdrawalEventPage_data(ctx, field)
+	case "meta":
+		return ec.fieldContext_WithdrawalEventPage_meta(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WithdrawalEventPage", field.Name)
+}
+
+func (ec *executionContext) childFields_WithdrawalEventStrategy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "strategy":
+		return ec.fieldContext_WithdrawalEventStrategy_strategy(ctx, field)
+	case "shares":
+		return ec.fieldContext_WithdrawalEventStrategy_shares(ctx, field)
+	case "underlyingToken":
+		return ec.fieldContext_WithdrawalEventStrategy_underlyingToken(ctx, field)
+	case "underlyingValue":
+		return ec.fieldContext_WithdrawalEventStrategy_underlyingValue(ctx, field)
+	case "ethValue":
+		return ec.fieldContext_WithdrawalEventStrategy_ethValue(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WithdrawalEventStrategy", field.Name)
 }
 
 func (ec *executionContext) childFields_WithdrawalPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6609,6 +7847,154 @@ func (ec *executionContext) field_Query_avs_args(ctx context.Context, rawArgs ma
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_delegationEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "txHash",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["txHash"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*model.DelegationEventType, error) {
+			return ec.unmarshalODelegationEventType2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDelegationEventType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "strategyAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["strategyAddress"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "stakerAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["stakerAddress"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "operatorAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["operatorAddress"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "startAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startAt"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "endAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endAt"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg8
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_depositEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "txHash",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["txHash"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "tokenAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tokenAddress"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "strategyAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["strategyAddress"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "stakerAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["stakerAddress"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "startAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startAt"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "endAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endAt"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg7
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_operatorSet_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6745,6 +8131,146 @@ func (ec *executionContext) field_Query_operators_args(ctx context.Context, rawA
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_registrationEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "txHash",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["txHash"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "status",
+		func(ctx context.Context, v any) (*model.RegistrationEventStatus, error) {
+			return ec.unmarshalORegistrationEventStatus2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventStatus(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["status"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "avsAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["avsAddress"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "operatorAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["operatorAddress"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "startAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startAt"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "endAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endAt"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg7
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_rewardsEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "txHash",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["txHash"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "rewardsSubmissionHash",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rewardsSubmissionHash"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "rewardsSubmissionToken",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["rewardsSubmissionToken"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "avsAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["avsAddress"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "startAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startAt"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "endAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endAt"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg7
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_rewardsSubmission_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6846,6 +8372,92 @@ func (ec *executionContext) field_Query_strategy_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["address"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_withdrawalEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "txHash",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["txHash"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "type",
+		func(ctx context.Context, v any) (*model.WithdrawalEventType, error) {
+			return ec.unmarshalOWithdrawalEventType2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["type"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "withdrawalRoot",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["withdrawalRoot"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "delegatedTo",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["delegatedTo"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "withdrawer",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["withdrawer"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "stakerAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["stakerAddress"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "startAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startAt"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "endAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endAt"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg9
 	return args, nil
 }
 
@@ -10227,6 +11839,29 @@ func (ec *executionContext) fieldContext_DelegationEventArgs_operator(_ context.
 	return graphql.NewScalarFieldContext("DelegationEventArgs", field, false, false, errors.New("field of type Address does not have child fields"))
 }
 
+func (ec *executionContext) _DelegationEventArgs_staker(ctx context.Context, field graphql.CollectedField, obj *model.DelegationEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DelegationEventArgs_staker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Staker, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DelegationEventArgs_staker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DelegationEventArgs", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
 func (ec *executionContext) _DelegationEventArgs_strategy(ctx context.Context, field graphql.CollectedField, obj *model.DelegationEventArgs) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10635,6 +12270,433 @@ func (ec *executionContext) fieldContext_Deposit_strategy(_ context.Context, fie
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Strategy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DepositEvent_tx(ctx context.Context, field graphql.CollectedField, obj *model.DepositEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEvent_tx(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tx, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEvent_tx(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEvent_blockNumber(ctx context.Context, field graphql.CollectedField, obj *model.DepositEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEvent_blockNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEvent_blockNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEvent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEvent_blockTime(ctx context.Context, field graphql.CollectedField, obj *model.DepositEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEvent_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEvent_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEvent_logIndex(ctx context.Context, field graphql.CollectedField, obj *model.DepositEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEvent_logIndex(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LogIndex, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEvent_logIndex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEvent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.DepositEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.DepositEventType) graphql.Marshaler {
+			return ec.marshalNDepositEventType2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEvent", field, false, false, errors.New("field of type DepositEventType does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEvent_args(ctx context.Context, field graphql.CollectedField, obj *model.DepositEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEvent_args(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Args, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DepositEventArgs) graphql.Marshaler {
+			return ec.marshalNDepositEventArgs2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositEventArgs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEvent_args(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DepositEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DepositEventArgs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DepositEvent_underlyingToken(ctx context.Context, field graphql.CollectedField, obj *model.DepositEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEvent_underlyingToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnderlyingToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOAddress2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEvent_underlyingToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEvent", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEvent_underlyingValue(ctx context.Context, field graphql.CollectedField, obj *model.DepositEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEvent_underlyingValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnderlyingValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEvent_underlyingValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEvent", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEvent_ethValue(ctx context.Context, field graphql.CollectedField, obj *model.DepositEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEvent_ethValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEvent_ethValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEvent", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEvent_staker(ctx context.Context, field graphql.CollectedField, obj *model.DepositEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEvent_staker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.DepositEvent().Staker(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Staker) graphql.Marshaler {
+			return ec.marshalNStaker2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStaker(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEvent_staker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DepositEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Staker(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DepositEventArgs_staker(ctx context.Context, field graphql.CollectedField, obj *model.DepositEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEventArgs_staker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Staker, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEventArgs_staker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEventArgs", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEventArgs_token(ctx context.Context, field graphql.CollectedField, obj *model.DepositEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEventArgs_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOAddress2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEventArgs_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEventArgs", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEventArgs_strategy(ctx context.Context, field graphql.CollectedField, obj *model.DepositEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEventArgs_strategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Strategy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEventArgs_strategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEventArgs", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEventArgs_shares(ctx context.Context, field graphql.CollectedField, obj *model.DepositEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEventArgs_shares(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Shares, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEventArgs_shares(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEventArgs", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEventArgs_sharesNumber(ctx context.Context, field graphql.CollectedField, obj *model.DepositEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEventArgs_sharesNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SharesNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Number) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐNumber(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEventArgs_sharesNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DepositEventArgs", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _DepositEventPage_data(ctx context.Context, field graphql.CollectedField, obj *model.DepositEventPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEventPage_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.DepositEvent) graphql.Marshaler {
+			return ec.marshalNDepositEvent2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEventPage_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DepositEventPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DepositEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DepositEventPage_meta(ctx context.Context, field graphql.CollectedField, obj *model.DepositEventPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DepositEventPage_meta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Meta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageMeta) graphql.Marshaler {
+			return ec.marshalNPageMeta2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐPageMeta(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DepositEventPage_meta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DepositEventPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageMeta(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13657,6 +15719,226 @@ func (ec *executionContext) fieldContext_Query_metrics(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_delegationEvents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_delegationEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().DelegationEvents(ctx, fc.Args["txHash"].(*string), fc.Args["type"].(*model.DelegationEventType), fc.Args["strategyAddress"].(*string), fc.Args["stakerAddress"].(*string), fc.Args["operatorAddress"].(*string), fc.Args["startAt"].(*string), fc.Args["endAt"].(*string), fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DelegationEventPage) graphql.Marshaler {
+			return ec.marshalNDelegationEventPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDelegationEventPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_delegationEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DelegationEventPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_delegationEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_depositEvents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_depositEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().DepositEvents(ctx, fc.Args["txHash"].(*string), fc.Args["tokenAddress"].(*string), fc.Args["strategyAddress"].(*string), fc.Args["stakerAddress"].(*string), fc.Args["startAt"].(*string), fc.Args["endAt"].(*string), fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DepositEventPage) graphql.Marshaler {
+			return ec.marshalNDepositEventPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositEventPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_depositEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DepositEventPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_depositEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_withdrawalEvents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_withdrawalEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().WithdrawalEvents(ctx, fc.Args["txHash"].(*string), fc.Args["type"].(*model.WithdrawalEventType), fc.Args["withdrawalRoot"].(*string), fc.Args["delegatedTo"].(*string), fc.Args["withdrawer"].(*string), fc.Args["stakerAddress"].(*string), fc.Args["startAt"].(*string), fc.Args["endAt"].(*string), fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WithdrawalEventPage) graphql.Marshaler {
+			return ec.marshalNWithdrawalEventPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_withdrawalEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WithdrawalEventPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_withdrawalEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_rewardsEvents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_rewardsEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RewardsEvents(ctx, fc.Args["txHash"].(*string), fc.Args["rewardsSubmissionHash"].(*string), fc.Args["rewardsSubmissionToken"].(*string), fc.Args["avsAddress"].(*string), fc.Args["startAt"].(*string), fc.Args["endAt"].(*string), fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RewardsEventPage) graphql.Marshaler {
+			return ec.marshalNRewardsEventPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_rewardsEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RewardsEventPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_rewardsEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_registrationEvents(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_registrationEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().RegistrationEvents(ctx, fc.Args["txHash"].(*string), fc.Args["status"].(*model.RegistrationEventStatus), fc.Args["avsAddress"].(*string), fc.Args["operatorAddress"].(*string), fc.Args["startAt"].(*string), fc.Args["endAt"].(*string), fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RegistrationEventPage) graphql.Marshaler {
+			return ec.marshalNRegistrationEventPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_registrationEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RegistrationEventPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_registrationEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13728,6 +16010,286 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RegistrationEvent_tx(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationEvent_tx(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tx, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationEvent_tx(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationEvent_blockNumber(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationEvent_blockNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationEvent_blockNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationEvent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationEvent_blockTime(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationEvent_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationEvent_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationEvent_logIndex(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationEvent_logIndex(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LogIndex, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationEvent_logIndex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationEvent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.RegistrationEventType) graphql.Marshaler {
+			return ec.marshalNRegistrationEventType2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationEvent", field, false, false, errors.New("field of type RegistrationEventType does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationEvent_args(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationEvent_args(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Args, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RegistrationEventArgs) graphql.Marshaler {
+			return ec.marshalNRegistrationEventArgs2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventArgs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationEvent_args(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RegistrationEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RegistrationEventArgs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RegistrationEventArgs_operator(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationEventArgs_operator(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Operator, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationEventArgs_operator(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationEventArgs", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationEventArgs_avs(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationEventArgs_avs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Avs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationEventArgs_avs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationEventArgs", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationEventArgs_status(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationEventArgs_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Status, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.RegistrationEventStatus) graphql.Marshaler {
+			return ec.marshalNRegistrationEventStatus2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationEventArgs_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RegistrationEventArgs", field, false, false, errors.New("field of type RegistrationEventStatus does not have child fields"))
+}
+
+func (ec *executionContext) _RegistrationEventPage_data(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationEventPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationEventPage_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.RegistrationEvent) graphql.Marshaler {
+			return ec.marshalNRegistrationEvent2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationEventPage_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RegistrationEventPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RegistrationEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RegistrationEventPage_meta(ctx context.Context, field graphql.CollectedField, obj *model.RegistrationEventPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RegistrationEventPage_meta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Meta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageMeta) graphql.Marshaler {
+			return ec.marshalNPageMeta2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐPageMeta(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RegistrationEventPage_meta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RegistrationEventPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageMeta(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13919,6 +16481,580 @@ func (ec *executionContext) _RewardStrategies_total(ctx context.Context, field g
 }
 func (ec *executionContext) fieldContext_RewardStrategies_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RewardStrategies", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEvent_tx(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEvent_tx(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tx, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEvent_tx(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEvent_blockNumber(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEvent_blockNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEvent_blockNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEvent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEvent_blockTime(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEvent_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEvent_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEvent_logIndex(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEvent_logIndex(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LogIndex, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEvent_logIndex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEvent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.RewardsEventType) graphql.Marshaler {
+			return ec.marshalNRewardsEventType2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEvent", field, false, false, errors.New("field of type RewardsEventType does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEvent_args(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEvent_args(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Args, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RewardsEventArgs) graphql.Marshaler {
+			return ec.marshalNRewardsEventArgs2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventArgs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEvent_args(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewardsEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RewardsEventArgs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewardsEvent_ethValue(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEvent_ethValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEvent_ethValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEvent", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEvent_submission(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEvent_submission(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.RewardsEvent().Submission(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RewardsSubmission) graphql.Marshaler {
+			return ec.marshalNRewardsSubmission2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmission(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEvent_submission(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewardsEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RewardsSubmission(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewardsEventArgs_avs(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventArgs_avs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Avs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventArgs_avs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEventArgs", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEventArgs_submissionNonce(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventArgs_submissionNonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubmissionNonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventArgs_submissionNonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEventArgs", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEventArgs_submissionNonceNumber(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventArgs_submissionNonceNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SubmissionNonceNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.Number) graphql.Marshaler {
+			return ec.marshalNFloat2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐNumber(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventArgs_submissionNonceNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEventArgs", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEventArgs_rewardsSubmissionHash(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventArgs_rewardsSubmissionHash(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RewardsSubmissionHash, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventArgs_rewardsSubmissionHash(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEventArgs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEventArgs_rewardsSubmissionToken(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventArgs_rewardsSubmissionToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RewardsSubmissionToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventArgs_rewardsSubmissionToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEventArgs", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEventArgs_rewardsSubmissionAmount(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventArgs_rewardsSubmissionAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RewardsSubmissionAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventArgs_rewardsSubmissionAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEventArgs", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEventArgs_rewardsSubmissionStartTimeStamp(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventArgs_rewardsSubmissionStartTimeStamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RewardsSubmissionStartTimeStamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventArgs_rewardsSubmissionStartTimeStamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEventArgs", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEventArgs_rewardsSubmissionDuration(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventArgs_rewardsSubmissionDuration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RewardsSubmissionDuration, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventArgs_rewardsSubmissionDuration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEventArgs", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEventArgs_strategies(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventArgs_strategies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Strategies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.RewardsEventStrategy) graphql.Marshaler {
+			return ec.marshalNRewardsEventStrategy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventStrategyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventArgs_strategies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewardsEventArgs",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RewardsEventStrategy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewardsEventPage_data(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventPage_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.RewardsEvent) graphql.Marshaler {
+			return ec.marshalNRewardsEvent2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventPage_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewardsEventPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RewardsEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewardsEventPage_meta(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventPage_meta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Meta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageMeta) graphql.Marshaler {
+			return ec.marshalNPageMeta2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐPageMeta(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventPage_meta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RewardsEventPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RewardsEventStrategy_strategy(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventStrategy_strategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Strategy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventStrategy_strategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEventStrategy", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEventStrategy_multiplier(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventStrategy_multiplier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Multiplier, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventStrategy_multiplier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEventStrategy", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEventStrategy_amount(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventStrategy_amount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Amount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventStrategy_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEventStrategy", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsEventStrategy_amountEthValue(ctx context.Context, field graphql.CollectedField, obj *model.RewardsEventStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsEventStrategy_amountEthValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AmountEthValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsEventStrategy_amountEthValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsEventStrategy", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _RewardsSubmission_rewardsSubmissionHash(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmission) (ret graphql.Marshaler) {
@@ -17293,6 +20429,534 @@ func (ec *executionContext) fieldContext_WithdrawalCounts_completed(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _WithdrawalEvent_tx(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEvent_tx(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tx, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEvent_tx(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEvent_blockNumber(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEvent_blockNumber(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockNumber, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEvent_blockNumber(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEvent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEvent_blockTime(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEvent_blockTime(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BlockTime, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEvent_blockTime(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEvent_logIndex(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEvent_logIndex(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LogIndex, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEvent_logIndex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEvent", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEvent_type(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEvent_type(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Type, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.WithdrawalEventType) graphql.Marshaler {
+			return ec.marshalNWithdrawalEventType2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventType(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEvent_type(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEvent", field, false, false, errors.New("field of type WithdrawalEventType does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEvent_args(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEvent_args(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Args, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.WithdrawalEventArgs) graphql.Marshaler {
+			return ec.marshalNWithdrawalEventArgs2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventArgs(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEvent_args(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WithdrawalEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WithdrawalEventArgs(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WithdrawalEvent_withdrawal(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEvent_withdrawal(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WithdrawalEvent().Withdrawal(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Withdrawal) graphql.Marshaler {
+			return ec.marshalOWithdrawal2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawal(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEvent_withdrawal(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WithdrawalEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Withdrawal(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WithdrawalEventArgs_staker(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventArgs_staker(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Staker, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventArgs_staker(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEventArgs", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEventArgs_withdrawalRoot(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventArgs_withdrawalRoot(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WithdrawalRoot, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventArgs_withdrawalRoot(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEventArgs", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEventArgs_delegatedTo(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventArgs_delegatedTo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DelegatedTo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventArgs_delegatedTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEventArgs", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEventArgs_withdrawer(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventArgs_withdrawer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Withdrawer, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventArgs_withdrawer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEventArgs", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEventArgs_nonce(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventArgs_nonce(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nonce, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventArgs_nonce(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEventArgs", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEventArgs_startBlock(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventArgs_startBlock(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StartBlock, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventArgs_startBlock(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEventArgs", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEventArgs_strategies(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventArgs) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventArgs_strategies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Strategies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.WithdrawalEventStrategy) graphql.Marshaler {
+			return ec.marshalNWithdrawalEventStrategy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventStrategyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventArgs_strategies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WithdrawalEventArgs",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WithdrawalEventStrategy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WithdrawalEventPage_data(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventPage_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.WithdrawalEvent) graphql.Marshaler {
+			return ec.marshalNWithdrawalEvent2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventPage_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WithdrawalEventPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WithdrawalEvent(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WithdrawalEventPage_meta(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventPage_meta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Meta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageMeta) graphql.Marshaler {
+			return ec.marshalNPageMeta2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐPageMeta(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventPage_meta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "WithdrawalEventPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WithdrawalEventStrategy_strategy(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventStrategy_strategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Strategy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventStrategy_strategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEventStrategy", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEventStrategy_shares(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventStrategy_shares(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Shares, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventStrategy_shares(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEventStrategy", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEventStrategy_underlyingToken(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventStrategy_underlyingToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnderlyingToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOAddress2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventStrategy_underlyingToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEventStrategy", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEventStrategy_underlyingValue(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventStrategy_underlyingValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UnderlyingValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventStrategy_underlyingValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEventStrategy", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _WithdrawalEventStrategy_ethValue(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalEventStrategy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WithdrawalEventStrategy_ethValue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthValue, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *float64) graphql.Marshaler {
+			return ec.marshalOFloat2ᚖfloat64(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WithdrawalEventStrategy_ethValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WithdrawalEventStrategy", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _WithdrawalPage_data(ctx context.Context, field graphql.CollectedField, obj *model.WithdrawalPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20294,6 +23958,11 @@ func (ec *executionContext) _DelegationEventArgs(ctx context.Context, sel ast.Se
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "staker":
+			out.Values[i] = ec._DelegationEventArgs_staker(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "strategy":
 			out.Values[i] = ec._DelegationEventArgs_strategy(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
@@ -20512,6 +24181,229 @@ func (ec *executionContext) _Deposit(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var depositEventImplementors = []string{"DepositEvent"}
+
+func (ec *executionContext) _DepositEvent(ctx context.Context, sel ast.SelectionSet, obj *model.DepositEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, depositEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DepositEvent")
+		case "tx":
+			out.Values[i] = ec._DepositEvent_tx(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blockNumber":
+			out.Values[i] = ec._DepositEvent_blockNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blockTime":
+			out.Values[i] = ec._DepositEvent_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "logIndex":
+			out.Values[i] = ec._DepositEvent_logIndex(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._DepositEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "args":
+			out.Values[i] = ec._DepositEvent_args(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "underlyingToken":
+			out.Values[i] = ec._DepositEvent_underlyingToken(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "underlyingValue":
+			out.Values[i] = ec._DepositEvent_underlyingValue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ethValue":
+			out.Values[i] = ec._DepositEvent_ethValue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "staker":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._DepositEvent_staker(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var depositEventArgsImplementors = []string{"DepositEventArgs"}
+
+func (ec *executionContext) _DepositEventArgs(ctx context.Context, sel ast.SelectionSet, obj *model.DepositEventArgs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, depositEventArgsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DepositEventArgs")
+		case "staker":
+			out.Values[i] = ec._DepositEventArgs_staker(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "token":
+			out.Values[i] = ec._DepositEventArgs_token(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "strategy":
+			out.Values[i] = ec._DepositEventArgs_strategy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "shares":
+			out.Values[i] = ec._DepositEventArgs_shares(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sharesNumber":
+			out.Values[i] = ec._DepositEventArgs_sharesNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var depositEventPageImplementors = []string{"DepositEventPage"}
+
+func (ec *executionContext) _DepositEventPage(ctx context.Context, sel ast.SelectionSet, obj *model.DepositEventPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, depositEventPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DepositEventPage")
+		case "data":
+			out.Values[i] = ec._DepositEventPage_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meta":
+			out.Values[i] = ec._DepositEventPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -22949,6 +26841,116 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "delegationEvents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_delegationEvents(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "depositEvents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_depositEvents(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "withdrawalEvents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_withdrawalEvents(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "rewardsEvents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_rewardsEvents(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "registrationEvents":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_registrationEvents(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -22962,6 +26964,166 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var registrationEventImplementors = []string{"RegistrationEvent"}
+
+func (ec *executionContext) _RegistrationEvent(ctx context.Context, sel ast.SelectionSet, obj *model.RegistrationEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, registrationEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RegistrationEvent")
+		case "tx":
+			out.Values[i] = ec._RegistrationEvent_tx(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockNumber":
+			out.Values[i] = ec._RegistrationEvent_blockNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "blockTime":
+			out.Values[i] = ec._RegistrationEvent_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "logIndex":
+			out.Values[i] = ec._RegistrationEvent_logIndex(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "type":
+			out.Values[i] = ec._RegistrationEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "args":
+			out.Values[i] = ec._RegistrationEvent_args(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var registrationEventArgsImplementors = []string{"RegistrationEventArgs"}
+
+func (ec *executionContext) _RegistrationEventArgs(ctx context.Context, sel ast.SelectionSet, obj *model.RegistrationEventArgs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, registrationEventArgsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RegistrationEventArgs")
+		case "operator":
+			out.Values[i] = ec._RegistrationEventArgs_operator(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "avs":
+			out.Values[i] = ec._RegistrationEventArgs_avs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "status":
+			out.Values[i] = ec._RegistrationEventArgs_status(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var registrationEventPageImplementors = []string{"RegistrationEventPage"}
+
+func (ec *executionContext) _RegistrationEventPage(ctx context.Context, sel ast.SelectionSet, obj *model.RegistrationEventPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, registrationEventPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RegistrationEventPage")
+		case "data":
+			out.Values[i] = ec._RegistrationEventPage_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meta":
+			out.Values[i] = ec._RegistrationEventPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -23066,6 +27228,294 @@ func (ec *executionContext) _RewardStrategies(ctx context.Context, sel ast.Selec
 		case "total":
 			out.Values[i] = ec._RewardStrategies_total(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var rewardsEventImplementors = []string{"RewardsEvent"}
+
+func (ec *executionContext) _RewardsEvent(ctx context.Context, sel ast.SelectionSet, obj *model.RewardsEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rewardsEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RewardsEvent")
+		case "tx":
+			out.Values[i] = ec._RewardsEvent_tx(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blockNumber":
+			out.Values[i] = ec._RewardsEvent_blockNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blockTime":
+			out.Values[i] = ec._RewardsEvent_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "logIndex":
+			out.Values[i] = ec._RewardsEvent_logIndex(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._RewardsEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "args":
+			out.Values[i] = ec._RewardsEvent_args(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "ethValue":
+			out.Values[i] = ec._RewardsEvent_ethValue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "submission":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._RewardsEvent_submission(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var rewardsEventArgsImplementors = []string{"RewardsEventArgs"}
+
+func (ec *executionContext) _RewardsEventArgs(ctx context.Context, sel ast.SelectionSet, obj *model.RewardsEventArgs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rewardsEventArgsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RewardsEventArgs")
+		case "avs":
+			out.Values[i] = ec._RewardsEventArgs_avs(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "submissionNonce":
+			out.Values[i] = ec._RewardsEventArgs_submissionNonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "submissionNonceNumber":
+			out.Values[i] = ec._RewardsEventArgs_submissionNonceNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rewardsSubmissionHash":
+			out.Values[i] = ec._RewardsEventArgs_rewardsSubmissionHash(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rewardsSubmissionToken":
+			out.Values[i] = ec._RewardsEventArgs_rewardsSubmissionToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rewardsSubmissionAmount":
+			out.Values[i] = ec._RewardsEventArgs_rewardsSubmissionAmount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rewardsSubmissionStartTimeStamp":
+			out.Values[i] = ec._RewardsEventArgs_rewardsSubmissionStartTimeStamp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rewardsSubmissionDuration":
+			out.Values[i] = ec._RewardsEventArgs_rewardsSubmissionDuration(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "strategies":
+			out.Values[i] = ec._RewardsEventArgs_strategies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var rewardsEventPageImplementors = []string{"RewardsEventPage"}
+
+func (ec *executionContext) _RewardsEventPage(ctx context.Context, sel ast.SelectionSet, obj *model.RewardsEventPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rewardsEventPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RewardsEventPage")
+		case "data":
+			out.Values[i] = ec._RewardsEventPage_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meta":
+			out.Values[i] = ec._RewardsEventPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var rewardsEventStrategyImplementors = []string{"RewardsEventStrategy"}
+
+func (ec *executionContext) _RewardsEventStrategy(ctx context.Context, sel ast.SelectionSet, obj *model.RewardsEventStrategy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rewardsEventStrategyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RewardsEventStrategy")
+		case "strategy":
+			out.Values[i] = ec._RewardsEventStrategy_strategy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "multiplier":
+			out.Values[i] = ec._RewardsEventStrategy_multiplier(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amount":
+			out.Values[i] = ec._RewardsEventStrategy_amount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "amountEthValue":
+			out.Values[i] = ec._RewardsEventStrategy_amountEthValue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -25300,6 +29750,284 @@ func (ec *executionContext) _WithdrawalCounts(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var withdrawalEventImplementors = []string{"WithdrawalEvent"}
+
+func (ec *executionContext) _WithdrawalEvent(ctx context.Context, sel ast.SelectionSet, obj *model.WithdrawalEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, withdrawalEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WithdrawalEvent")
+		case "tx":
+			out.Values[i] = ec._WithdrawalEvent_tx(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blockNumber":
+			out.Values[i] = ec._WithdrawalEvent_blockNumber(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "blockTime":
+			out.Values[i] = ec._WithdrawalEvent_blockTime(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "logIndex":
+			out.Values[i] = ec._WithdrawalEvent_logIndex(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "type":
+			out.Values[i] = ec._WithdrawalEvent_type(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "args":
+			out.Values[i] = ec._WithdrawalEvent_args(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "withdrawal":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WithdrawalEvent_withdrawal(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var withdrawalEventArgsImplementors = []string{"WithdrawalEventArgs"}
+
+func (ec *executionContext) _WithdrawalEventArgs(ctx context.Context, sel ast.SelectionSet, obj *model.WithdrawalEventArgs) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, withdrawalEventArgsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WithdrawalEventArgs")
+		case "staker":
+			out.Values[i] = ec._WithdrawalEventArgs_staker(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withdrawalRoot":
+			out.Values[i] = ec._WithdrawalEventArgs_withdrawalRoot(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "delegatedTo":
+			out.Values[i] = ec._WithdrawalEventArgs_delegatedTo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "withdrawer":
+			out.Values[i] = ec._WithdrawalEventArgs_withdrawer(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nonce":
+			out.Values[i] = ec._WithdrawalEventArgs_nonce(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "startBlock":
+			out.Values[i] = ec._WithdrawalEventArgs_startBlock(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "strategies":
+			out.Values[i] = ec._WithdrawalEventArgs_strategies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var withdrawalEventPageImplementors = []string{"WithdrawalEventPage"}
+
+func (ec *executionContext) _WithdrawalEventPage(ctx context.Context, sel ast.SelectionSet, obj *model.WithdrawalEventPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, withdrawalEventPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WithdrawalEventPage")
+		case "data":
+			out.Values[i] = ec._WithdrawalEventPage_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meta":
+			out.Values[i] = ec._WithdrawalEventPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var withdrawalEventStrategyImplementors = []string{"WithdrawalEventStrategy"}
+
+func (ec *executionContext) _WithdrawalEventStrategy(ctx context.Context, sel ast.SelectionSet, obj *model.WithdrawalEventStrategy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, withdrawalEventStrategyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WithdrawalEventStrategy")
+		case "strategy":
+			out.Values[i] = ec._WithdrawalEventStrategy_strategy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "shares":
+			out.Values[i] = ec._WithdrawalEventStrategy_shares(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "underlyingToken":
+			out.Values[i] = ec._WithdrawalEventStrategy_underlyingToken(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "underlyingValue":
+			out.Values[i] = ec._WithdrawalEventStrategy_underlyingValue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ethValue":
+			out.Values[i] = ec._WithdrawalEventStrategy_ethValue(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var withdrawalPageImplementors = []string{"WithdrawalPage"}
 
 func (ec *executionContext) _WithdrawalPage(ctx context.Context, sel ast.SelectionSet, obj *model.WithdrawalPage) graphql.Marshaler {
@@ -26180,6 +30908,62 @@ func (ec *executionContext) marshalNDeposit2ᚖgithubᚗcomᚋstakegraphᚋstake
 	return ec._Deposit(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNDepositEvent2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.DepositEvent) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNDepositEvent2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNDepositEvent2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositEvent(ctx context.Context, sel ast.SelectionSet, v *model.DepositEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DepositEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDepositEventArgs2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositEventArgs(ctx context.Context, sel ast.SelectionSet, v *model.DepositEventArgs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DepositEventArgs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNDepositEventPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositEventPage(ctx context.Context, sel ast.SelectionSet, v *model.DepositEventPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DepositEventPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDepositEventType2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositEventType(ctx context.Context, v any) (model.DepositEventType, error) {
+	var res model.DepositEventType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDepositEventType2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositEventType(ctx context.Context, sel ast.SelectionSet, v model.DepositEventType) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNDepositPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositPage(ctx context.Context, sel ast.SelectionSet, v *model.DepositPage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -26204,6 +30988,16 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 		}
 	}
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) unmarshalNFloat2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐNumber(ctx context.Context, v any) (model.Number, error) {
+	var res model.Number
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNFloat2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐNumber(ctx context.Context, sel ast.SelectionSet, v model.Number) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
@@ -26376,6 +31170,72 @@ func (ec *executionContext) marshalNPageMeta2ᚖgithubᚗcomᚋstakegraphᚋstak
 	return ec._PageMeta(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNRegistrationEvent2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RegistrationEvent) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRegistrationEvent2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRegistrationEvent2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEvent(ctx context.Context, sel ast.SelectionSet, v *model.RegistrationEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RegistrationEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRegistrationEventArgs2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventArgs(ctx context.Context, sel ast.SelectionSet, v *model.RegistrationEventArgs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RegistrationEventArgs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRegistrationEventPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventPage(ctx context.Context, sel ast.SelectionSet, v *model.RegistrationEventPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RegistrationEventPage(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRegistrationEventStatus2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventStatus(ctx context.Context, v any) (model.RegistrationEventStatus, error) {
+	var res model.RegistrationEventStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRegistrationEventStatus2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventStatus(ctx context.Context, sel ast.SelectionSet, v model.RegistrationEventStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNRegistrationEventType2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventType(ctx context.Context, v any) (model.RegistrationEventType, error) {
+	var res model.RegistrationEventType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRegistrationEventType2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventType(ctx context.Context, sel ast.SelectionSet, v model.RegistrationEventType) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNRestakingTvl2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRestakingTvl(ctx context.Context, sel ast.SelectionSet, v *model.RestakingTvl) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -26394,6 +31254,88 @@ func (ec *executionContext) marshalNRewardStrategies2ᚖgithubᚗcomᚋstakegrap
 		return graphql.Null
 	}
 	return ec._RewardStrategies(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRewardsEvent2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RewardsEvent) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRewardsEvent2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRewardsEvent2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEvent(ctx context.Context, sel ast.SelectionSet, v *model.RewardsEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RewardsEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRewardsEventArgs2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventArgs(ctx context.Context, sel ast.SelectionSet, v *model.RewardsEventArgs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RewardsEventArgs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRewardsEventPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventPage(ctx context.Context, sel ast.SelectionSet, v *model.RewardsEventPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RewardsEventPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRewardsEventStrategy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventStrategyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RewardsEventStrategy) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRewardsEventStrategy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventStrategy(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRewardsEventStrategy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventStrategy(ctx context.Context, sel ast.SelectionSet, v *model.RewardsEventStrategy) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RewardsEventStrategy(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRewardsEventType2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventType(ctx context.Context, v any) (model.RewardsEventType, error) {
+	var res model.RewardsEventType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRewardsEventType2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsEventType(ctx context.Context, sel ast.SelectionSet, v model.RewardsEventType) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNRewardsSubmission2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmissionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RewardsSubmission) graphql.Marshaler {
@@ -26899,6 +31841,88 @@ func (ec *executionContext) marshalNWithdrawalCounts2ᚖgithubᚗcomᚋstakegrap
 	return ec._WithdrawalCounts(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNWithdrawalEvent2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WithdrawalEvent) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWithdrawalEvent2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEvent(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWithdrawalEvent2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEvent(ctx context.Context, sel ast.SelectionSet, v *model.WithdrawalEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WithdrawalEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWithdrawalEventArgs2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventArgs(ctx context.Context, sel ast.SelectionSet, v *model.WithdrawalEventArgs) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WithdrawalEventArgs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWithdrawalEventPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventPage(ctx context.Context, sel ast.SelectionSet, v *model.WithdrawalEventPage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WithdrawalEventPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWithdrawalEventStrategy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventStrategyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.WithdrawalEventStrategy) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWithdrawalEventStrategy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventStrategy(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWithdrawalEventStrategy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventStrategy(ctx context.Context, sel ast.SelectionSet, v *model.WithdrawalEventStrategy) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WithdrawalEventStrategy(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNWithdrawalEventType2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventType(ctx context.Context, v any) (model.WithdrawalEventType, error) {
+	var res model.WithdrawalEventType
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNWithdrawalEventType2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventType(ctx context.Context, sel ast.SelectionSet, v model.WithdrawalEventType) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNWithdrawalPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalPage(ctx context.Context, sel ast.SelectionSet, v *model.WithdrawalPage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -27244,6 +32268,22 @@ func (ec *executionContext) marshalOOperatorSet2ᚖgithubᚗcomᚋstakegraphᚋs
 	return ec._OperatorSet(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalORegistrationEventStatus2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventStatus(ctx context.Context, v any) (*model.RegistrationEventStatus, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.RegistrationEventStatus)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalORegistrationEventStatus2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventStatus(ctx context.Context, sel ast.SelectionSet, v *model.RegistrationEventStatus) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
+}
+
 func (ec *executionContext) marshalORewardsSubmission2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmission(ctx context.Context, sel ast.SelectionSet, v *model.RewardsSubmission) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -27339,6 +32379,22 @@ func (ec *executionContext) marshalOWithdrawal2ᚖgithubᚗcomᚋstakegraphᚋst
 		return graphql.Null
 	}
 	return ec._Withdrawal(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOWithdrawalEventType2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventType(ctx context.Context, v any) (*model.WithdrawalEventType, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.WithdrawalEventType)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOWithdrawalEventType2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalEventType(ctx context.Context, sel ast.SelectionSet, v *model.WithdrawalEventType) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOWithdrawalStatus2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalStatus(ctx context.Context, v any) (*model.WithdrawalStatus, error) {

@@ -27,6 +27,7 @@ var concurrentFields = map[string]bool{
 	"DelegationEvent.operator":           true,
 	"DelegationEvent.staker":             true,
 	"Deposit.strategy":                   true,
+	"DepositEvent.staker":                true,
 	"Metrics.avsCount":                   true,
 	"Metrics.beaconChainTvl":             true,
 	"Metrics.countHistory":               true,
@@ -66,6 +67,7 @@ var concurrentFields = map[string]bool{
 	"OperatorSetMember.operator":         true,
 	"OperatorSetMember.operatorSet":      true,
 	"PageMeta.total":                     true,
+	"RewardsEvent.submission":            true,
 	"RewardsSubmission.avs":              true,
 	"RewardsSubmission.operatorSet":      true,
 	"RewardsSubmission.operators":        true,
@@ -89,4 +91,5 @@ var concurrentFields = map[string]bool{
 	"Withdrawal.shares":                  true,
 	"Withdrawal.staker":                  true,
 	"Withdrawal.withdrawer":              true,
+	"WithdrawalEvent.withdrawal":         true,
 }

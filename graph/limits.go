@@ -313,6 +313,19 @@ func setComplexity(c *ComplexityRoot) {
 	}
 	c.Query.OperatorSets = func(child int, _ *string, _, take *int) int { return pagedComplexity(child, take) }
 	c.Query.Slashings = func(child int, _, _, _, _, _ *string, _, take *int) int { return pagedComplexity(child, take) }
+	c.Query.DelegationEvents = func(child int, _ *string, _ *model.DelegationEventType, _, _, _, _, _ *string, _, take *int) int {
+		return pagedComplexity(child, take)
+	}
+	c.Query.DepositEvents = func(child int, _, _, _, _, _, _ *string, _, take *int) int { return pagedComplexity(child, take) }
+	c.Query.WithdrawalEvents = func(child int, _ *string, _ *model.WithdrawalEventType, _, _, _, _, _, _ *string, _, take *int) int {
+		return pagedComplexity(child, take)
+	}
+	c.Query.RewardsEvents = func(child int, _, _, _, _, _, _ *string, _, take *int) int { return pagedComplexity(child, take) }
+	c.Query.RegistrationEvents = func(child int, _ *string, _ *model.RegistrationEventStatus, _, _, _, _ *string, _, take *int) int {
+		return pagedComplexity(child, take)
+	}
+	c.WithdrawalEventArgs.Strategies = perStrategy
+	c.RewardsEventArgs.Strategies = perStrategy
 	c.Query.Strategies = perStrategy
 	c.Query.RewardStrategies = perStrategy
 

@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/stakegraph/stakegraph/graph/model"
 	"github.com/stakegraph/stakegraph/store"
@@ -202,6 +203,11 @@ func (r *delegationEventResolver) Operator(ctx context.Context, obj *model.Deleg
 // Strategy is the resolver for the strategy field.
 func (r *depositResolver) Strategy(ctx context.Context, obj *model.Deposit) (*model.Strategy, error) {
 	return strategyByAddress(ctx, obj.StrategyAddress)
+}
+
+// Staker is the resolver for the staker field.
+func (r *depositEventResolver) Staker(ctx context.Context, obj *model.DepositEvent) (*model.Staker, error) {
+	return stakerByAddress(ctx, obj.Args.Staker)
 }
 
 // Tvl is the resolver for the tvl field.
@@ -812,6 +818,159 @@ func (r *queryResolver) Metrics(ctx context.Context) (*model.Metrics, error) {
 	return &model.Metrics{}, nil
 }
 
+// DelegationEvents is the resolver for the delegationEvents field.
+func (r *queryResolver) DelegationEvents(ctx context.Context, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, stakerAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.DelegationEventPage, error) {
+	args, err := eventArgsFrom(ctx, txHash, typeArg, strategyAddress, startAt, endAt, skip, take)
+	if err != nil {
+		return nil, err
+	}
+	f := args.Filter
+	f.Staker, f.Operator = stringValue(stakerAddress), stringValue(operatorAddress)
+	data, meta, err := feedPage(ctx, args.Page,
+		func(ctx context.Context, db *store.DB) ([]store.DelegationEvent, error) {
+			return db.ListDelegationEvents(ctx, f, args.Page)
+		},
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountDelegationEvents(ctx, f) },
+		withErr(delegationEventFromStore))
+	if err != nil {
+		return nil, err
+	}
+	return &model.DelegationEventPage{Data: data, Meta: meta}, nil
+}
+
+// DepositEvents is the resolver for the depositEvents field.
+func (r *queryResolver) DepositEvents(ctx context.Context, txHash *string, tokenAddress *string, strategyAddress *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.DepositEventPage, error) {
+	args, err := feedArgsFrom(ctx, txHash, startAt, endAt, skip, take)
+	if err != nil {
+		return nil, err
+	}
+	f := store.DepositEventFilter{
+		Start:    args.Start,
+		End:      args.End,
+		TxHash:   args.TxHash,
+		Token:    stringValue(tokenAddress),
+		Strategy: stringValue(strategyAddress),
+		Staker:   stringValue(stakerAddress),
+	}
+	data, meta, err := feedPage(ctx, args.Page,
+		func(ctx context.Context, db *store.DB) ([]store.Deposit, error) {
+			return db.ListDepositEvents(ctx, f, args.Page)
+		},
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountDepositEvents(ctx, f) },
+		depositEventFromStore)
+	if err != nil {
+		return nil, err
+	}
+	return &model.DepositEventPage{Data: data, Meta: meta}, nil
+}
+
+// WithdrawalEvents is the resolver for the withdrawalEvents field.
+func (r *queryResolver) WithdrawalEvents(ctx context.Context, txHash *string, typeArg *model.WithdrawalEventType, withdrawalRoot *string, delegatedTo *string, withdrawer *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.WithdrawalEventPage, error) {
+	args, err := feedArgsFrom(ctx, txHash, startAt, endAt, skip, take)
+	if err != nil {
+		return nil, err
+	}
+	root, err := hashFrom("withdrawalRoot", withdrawalRoot)
+	if err != nil {
+		return nil, err
+	}
+	kind, err := withdrawalEventTypeFrom(typeArg)
+	if err != nil {
+		return nil, err
+	}
+	f := store.WithdrawalEventFilter{
+		Start:       args.Start,
+		End:         args.End,
+		TxHash:      args.TxHash,
+		Type:        kind,
+		Root:        root,
+		DelegatedTo: stringValue(delegatedTo),
+		Withdrawer:  stringValue(withdrawer),
+		Staker:      stringValue(stakerAddress),
+	}
+	data, meta, err := feedPage(ctx, args.Page,
+		func(ctx context.Context, db *store.DB) ([]store.WithdrawalEvent, error) {
+			return db.ListWithdrawalEvents(ctx, f, args.Page)
+		},
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountWithdrawalEvents(ctx, f) },
+		withdrawalEventFromStore)
+	if err != nil {
+		return nil, err
+	}
+	return &model.WithdrawalEventPage{Data: data, Meta: meta}, nil
+}
+
+// RewardsEvents is the resolver for the rewardsEvents field.
+func (r *queryResolver) RewardsEvents(ctx context.Context, txHash *string, rewardsSubmissionHash *string, rewardsSubmissionToken *string, avsAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.RewardsEventPage, error) {
+	args, err := feedArgsFrom(ctx, txHash, startAt, endAt, skip, take)
+	if err != nil {
+		return nil, err
+	}
+	hash, err := hashFrom("rewardsSubmissionHash", rewardsSubmissionHash)
+	if err != nil {
+		return nil, err
+	}
+	f := store.RewardsEventFilter{
+		Start:  args.Start,
+		End:    args.End,
+		TxHash: args.TxHash,
+		Hash:   hash,
+		Token:  stringValue(rewardsSubmissionToken),
+		AVS:    stringValue(avsAddress),
+	}
+	data, meta, err := feedPage(ctx, args.Page,
+		func(ctx context.Context, db *store.DB) ([]store.RewardsEvent, error) {
+			return db.ListRewardsEvents(ctx, f, args.Page)
+		},
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountRewardsEvents(ctx, f) },
+		rewardsEventFromStore)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RewardsEventPage{Data: data, Meta: meta}, nil
+}
+
+// RegistrationEvents is the resolver for the registrationEvents field.
+func (r *queryResolver) RegistrationEvents(ctx context.Context, txHash *string, status *model.RegistrationEventStatus, avsAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.RegistrationEventPage, error) {
+	args, err := feedArgsFrom(ctx, txHash, startAt, endAt, skip, take)
+	if err != nil {
+		return nil, err
+	}
+	f := store.RegistrationEventFilter{
+		Start:    args.Start,
+		End:      args.End,
+		TxHash:   args.TxHash,
+		AVS:      stringValue(avsAddress),
+		Operator: stringValue(operatorAddress),
+	}
+	if status != nil {
+		registered := *status == model.RegistrationEventStatusRegistered
+		f.Registered = &registered
+	}
+	data, meta, err := feedPage(ctx, args.Page,
+		func(ctx context.Context, db *store.DB) ([]store.RegistrationEvent, error) {
+			return db.ListRegistrationEvents(ctx, f, args.Page)
+		},
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountRegistrationEvents(ctx, f) },
+		registrationEventFromStore)
+	if err != nil {
+		return nil, err
+	}
+	return &model.RegistrationEventPage{Data: data, Meta: meta}, nil
+}
+
+// Submission is the resolver for the submission field.
+func (r *rewardsEventResolver) Submission(ctx context.Context, obj *model.RewardsEvent) (*model.RewardsSubmission, error) {
+	s, err := loadersFor(ctx).submissions.Load(ctx, obj.Args.RewardsSubmissionHash)()
+	if err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, fmt.Errorf("rewards submission %s of an event is missing", obj.Args.RewardsSubmissionHash)
+	}
+	return rewardsSubmissionFromStore(s), nil
+}
+
 // Strategies is the resolver for the strategies field.
 func (r *rewardsSubmissionResolver) Strategies(ctx context.Context, obj *model.RewardsSubmission) ([]*model.RewardsSubmissionStrategy, error) {
 	rows, err := loadersFor(ctx).submissionStrategies.Load(ctx, obj.RewardsSubmissionHash)()
@@ -991,6 +1150,15 @@ func (r *withdrawalResolver) Withdrawer(ctx context.Context, obj *model.Withdraw
 	return stakerByAddress(ctx, obj.WithdrawerAddress)
 }
 
+// Withdrawal is the resolver for the withdrawal field.
+func (r *withdrawalEventResolver) Withdrawal(ctx context.Context, obj *model.WithdrawalEvent) (*model.Withdrawal, error) {
+	w, err := loadersFor(ctx).withdrawals.Load(ctx, obj.Args.WithdrawalRoot)()
+	if err != nil || w == nil {
+		return nil, err
+	}
+	return withdrawalFromStore(w)
+}
+
 // Allocation returns AllocationResolver implementation.
 func (r *Resolver) Allocation() AllocationResolver { return &allocationResolver{r} }
 
@@ -1012,6 +1180,9 @@ func (r *Resolver) DelegationEvent() DelegationEventResolver { return &delegatio
 // Deposit returns DepositResolver implementation.
 func (r *Resolver) Deposit() DepositResolver { return &depositResolver{r} }
 
+// DepositEvent returns DepositEventResolver implementation.
+func (r *Resolver) DepositEvent() DepositEventResolver { return &depositEventResolver{r} }
+
 // Metrics returns MetricsResolver implementation.
 func (r *Resolver) Metrics() MetricsResolver { return &metricsResolver{r} }
 
@@ -1031,6 +1202,9 @@ func (r *Resolver) PageMeta() PageMetaResolver { return &pageMetaResolver{r} }
 
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
+
+// RewardsEvent returns RewardsEventResolver implementation.
+func (r *Resolver) RewardsEvent() RewardsEventResolver { return &rewardsEventResolver{r} }
 
 // RewardsSubmission returns RewardsSubmissionResolver implementation.
 func (r *Resolver) RewardsSubmission() RewardsSubmissionResolver {
@@ -1065,6 +1239,9 @@ func (r *Resolver) StrategyShares() StrategySharesResolver { return &strategySha
 // Withdrawal returns WithdrawalResolver implementation.
 func (r *Resolver) Withdrawal() WithdrawalResolver { return &withdrawalResolver{r} }
 
+// WithdrawalEvent returns WithdrawalEventResolver implementation.
+func (r *Resolver) WithdrawalEvent() WithdrawalEventResolver { return &withdrawalEventResolver{r} }
+
 type (
 	allocationResolver                struct{ *Resolver }
 	avsResolver                       struct{ *Resolver }
@@ -1073,12 +1250,14 @@ type (
 	avsRewardsResolver                struct{ *Resolver }
 	delegationEventResolver           struct{ *Resolver }
 	depositResolver                   struct{ *Resolver }
+	depositEventResolver              struct{ *Resolver }
 	metricsResolver                   struct{ *Resolver }
 	operatorResolver                  struct{ *Resolver }
 	operatorSetResolver               struct{ *Resolver }
 	operatorSetMemberResolver         struct{ *Resolver }
 	pageMetaResolver                  struct{ *Resolver }
 	queryResolver                     struct{ *Resolver }
+	rewardsEventResolver              struct{ *Resolver }
 	rewardsSubmissionResolver         struct{ *Resolver }
 	rewardsSubmissionOperatorResolver struct{ *Resolver }
 	rewardsSubmissionStrategyResolver struct{ *Resolver }
@@ -1088,4 +1267,5 @@ type (
 	strategyResolver                  struct{ *Resolver }
 	strategySharesResolver            struct{ *Resolver }
 	withdrawalResolver                struct{ *Resolver }
+	withdrawalEventResolver           struct{ *Resolver }
 )

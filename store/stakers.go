@@ -170,8 +170,8 @@ type DelegationEventFilter struct {
 	TxHash   string
 	Type     string
 	Strategy string
-	Operator string // only for events listed by staker
-	Staker   string // only for events listed by operator
+	Operator string
+	Staker   string
 }
 
 func (f DelegationEventFilter) conditions(q *queryArgs) []string {
@@ -298,6 +298,12 @@ type Deposit struct {
 	TokenAddress    *string `db:"token_address"`
 	StrategyAddress string  `db:"strategy_address"`
 	Shares          string  `db:"shares"`
+	// UnderlyingToken, UnderlyingValue and ETHValue are the strategy's
+	// underlying token and the shares' value in it and in ETH at the
+	// strategy's current rate and price; only ListDepositEvents sets them.
+	UnderlyingToken *string `db:"underlying_token"`
+	UnderlyingValue *string `db:"underlying_value"`
+	ETHValue        *string `db:"eth_value"`
 }
 
 // ListDepositsByStakers returns, for each of the given stakers, one page of

@@ -154,6 +154,7 @@ type DelegationEvent struct {
 // every digit kept, where a float64 would round integers beyond 2^53.
 type DelegationEventArgs struct {
 	Operator     string
+	Staker       string
 	Strategy     *string
 	Shares       *string
 	SharesNumber *Number
@@ -354,3 +355,89 @@ type SlashedStrategy struct {
 // Metrics is the root of the ecosystem metrics; every field is resolved
 // from the daily snapshots, which are read once per request.
 type Metrics struct{}
+
+// DepositEvent is a deposit as an event. The staker relation is resolved
+// from Args.Staker.
+type DepositEvent struct {
+	Tx              string
+	BlockNumber     int
+	BlockTime       time.Time
+	LogIndex        int
+	Type            DepositEventType
+	Args            *DepositEventArgs
+	UnderlyingToken *string
+	UnderlyingValue *float64
+	EthValue        *float64
+}
+
+// DepositEventArgs are the arguments of a deposit event. Shares is decimal
+// integer text and SharesNumber the same value as a JSON number.
+type DepositEventArgs struct {
+	Staker       string
+	Token        *string
+	Strategy     string
+	Shares       string
+	SharesNumber Number
+}
+
+// DepositEventPage is a page of deposit events.
+type DepositEventPage struct {
+	Data []*DepositEvent
+	Meta *PageMeta
+}
+
+// WithdrawalEvent is the queuing or completion of a withdrawal. The
+// withdrawal relation is resolved from Args.WithdrawalRoot.
+type WithdrawalEvent struct {
+	Tx          string
+	BlockNumber int
+	BlockTime   time.Time
+	LogIndex    int
+	Type        WithdrawalEventType
+	Args        *WithdrawalEventArgs
+}
+
+// WithdrawalEventPage is a page of withdrawal events.
+type WithdrawalEventPage struct {
+	Data []*WithdrawalEvent
+	Meta *PageMeta
+}
+
+// RewardsEvent is a rewards submission as an event. The submission
+// relation is resolved from Args.RewardsSubmissionHash.
+type RewardsEvent struct {
+	Tx          string
+	BlockNumber int
+	BlockTime   time.Time
+	LogIndex    int
+	Type        RewardsEventType
+	Args        *RewardsEventArgs
+	EthValue    *float64
+}
+
+// RewardsEventArgs are the arguments of a rewards event. SubmissionNonce
+// and RewardsSubmissionAmount are decimal integer text;
+// SubmissionNonceNumber is the nonce as a JSON number.
+type RewardsEventArgs struct {
+	Avs                             string
+	SubmissionNonce                 string
+	SubmissionNonceNumber           Number
+	RewardsSubmissionHash           string
+	RewardsSubmissionToken          string
+	RewardsSubmissionAmount         string
+	RewardsSubmissionStartTimeStamp int
+	RewardsSubmissionDuration       int
+	Strategies                      []*RewardsEventStrategy
+}
+
+// RewardsEventPage is a page of rewards events.
+type RewardsEventPage struct {
+	Data []*RewardsEvent
+	Meta *PageMeta
+}
+
+// RegistrationEventPage is a page of registration events.
+type RegistrationEventPage struct {
+	Data []*RegistrationEvent
+	Meta *PageMeta
+}

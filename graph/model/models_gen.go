@@ -105,6 +105,32 @@ type MaxMagnitude struct {
 type Query struct {
 }
 
+// An operator's registration to or deregistration from an AVS.
+type RegistrationEvent struct {
+	// The transaction hash.
+	Tx string `json:"tx"`
+	// The block of the transaction.
+	BlockNumber int `json:"blockNumber"`
+	// The time of the block.
+	BlockTime time.Time `json:"blockTime"`
+	// The index of the log within the block.
+	LogIndex int `json:"logIndex"`
+	// Always `REGISTRATION_STATUS`.
+	Type RegistrationEventType `json:"type"`
+	// The event's arguments.
+	Args *RegistrationEventArgs `json:"args"`
+}
+
+// The arguments of a registration event.
+type RegistrationEventArgs struct {
+	// The operator address.
+	Operator string `json:"operator"`
+	// The AVS address.
+	Avs string `json:"avs"`
+	// The new status.
+	Status RegistrationEventStatus `json:"status"`
+}
+
 // The combined TVL of all strategies, with a per-strategy breakdown.
 type RestakingTvl struct {
 	// Combined TVL of all strategies except EIGEN, in ETH.
@@ -125,6 +151,18 @@ type RewardStrategies struct {
 	Strategies []*StrategyRewardTokens `json:"strategies"`
 	// The number of strategies.
 	Total int `json:"total"`
+}
+
+// One strategy of a rewards event.
+type RewardsEventStrategy struct {
+	// The strategy address.
+	Strategy string `json:"strategy"`
+	// The strategy's multiplier.
+	Multiplier string `json:"multiplier"`
+	// The strategy's part of the amount: amount × multiplier / Σ multipliers.
+	Amount string `json:"amount"`
+	// The value of `amount` in ETH at the reward token's current price; null when the token's price is unknown.
+	AmountEthValue *float64 `json:"amountEthValue,omitempty"`
 }
 
 // The scaled shares of a slashing-era withdrawal in one strategy.
@@ -234,6 +272,38 @@ type WithdrawalCounts struct {
 	Pending *CountMetric `json:"pending"`
 	// Completed withdrawals.
 	Completed *CountMetric `json:"completed"`
+}
+
+// The arguments of a withdrawal event: the withdrawal as queued.
+type WithdrawalEventArgs struct {
+	// The staker whose shares are withdrawn.
+	Staker string `json:"staker"`
+	// The withdrawal root.
+	WithdrawalRoot string `json:"withdrawalRoot"`
+	// The operator the stake was delegated to when the withdrawal was queued (the zero address when none).
+	DelegatedTo string `json:"delegatedTo"`
+	// The address that may complete the withdrawal.
+	Withdrawer string `json:"withdrawer"`
+	// The staker's withdrawal nonce.
+	Nonce int `json:"nonce"`
+	// The block at which the withdrawal was queued.
+	StartBlock int `json:"startBlock"`
+	// The shares withdrawn, per strategy, as queued.
+	Strategies []*WithdrawalEventStrategy `json:"strategies"`
+}
+
+// One strategy of a withdrawal event.
+type WithdrawalEventStrategy struct {
+	// The strategy address.
+	Strategy string `json:"strategy"`
+	// The shares withdrawn from it, as queued.
+	Shares string `json:"shares"`
+	// The strategy's underlying token (null for beacon-chain ETH).
+	UnderlyingToken *string `json:"underlyingToken,omitempty"`
+	// The value of `shares` in whole underlying tokens at the current rate.
+	UnderlyingValue *float64 `json:"underlyingValue,omitempty"`
+	// The value of `shares` in ETH at the current price.
+	EthValue *float64 `json:"ethValue,omitempty"`
 }
 
 // A count the daily snapshots keep.
@@ -417,6 +487,229 @@ func (e *DelegationEventType) UnmarshalJSON(b []byte) error {
 }
 
 func (e DelegationEventType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The kind of a deposit event.
+type DepositEventType string
+
+const (
+	// Tokens deposited into a strategy.
+	DepositEventTypeDeposit DepositEventType = "DEPOSIT"
+)
+
+var AllDepositEventType = []DepositEventType{
+	DepositEventTypeDeposit,
+}
+
+func (e DepositEventType) IsValid() bool {
+	switch e {
+	case DepositEventTypeDeposit:
+		return true
+	}
+	return false
+}
+
+func (e DepositEventType) String() string {
+	return string(e)
+}
+
+func (e *DepositEventType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = DepositEventType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid DepositEventType", str)
+	}
+	return nil
+}
+
+func (e DepositEventType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *DepositEventType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e DepositEventType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The outcome of a registration event.
+type RegistrationEventStatus string
+
+const (
+	// The operator registered with the AVS.
+	RegistrationEventStatusRegistered RegistrationEventStatus = "REGISTERED"
+	// The operator deregistered from the AVS.
+	RegistrationEventStatusDeregistered RegistrationEventStatus = "DEREGISTERED"
+)
+
+var AllRegistrationEventStatus = []RegistrationEventStatus{
+	RegistrationEventStatusRegistered,
+	RegistrationEventStatusDeregistered,
+}
+
+func (e RegistrationEventStatus) IsValid() bool {
+	switch e {
+	case RegistrationEventStatusRegistered, RegistrationEventStatusDeregistered:
+		return true
+	}
+	return false
+}
+
+func (e RegistrationEventStatus) String() string {
+	return string(e)
+}
+
+func (e *RegistrationEventStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = RegistrationEventStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid RegistrationEventStatus", str)
+	}
+	return nil
+}
+
+func (e RegistrationEventStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *RegistrationEventStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e RegistrationEventStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The kind of a registration event.
+type RegistrationEventType string
+
+const (
+	// An operator's registration status with an AVS changed.
+	RegistrationEventTypeRegistrationStatus RegistrationEventType = "REGISTRATION_STATUS"
+)
+
+var AllRegistrationEventType = []RegistrationEventType{
+	RegistrationEventTypeRegistrationStatus,
+}
+
+func (e RegistrationEventType) IsValid() bool {
+	switch e {
+	case RegistrationEventTypeRegistrationStatus:
+		return true
+	}
+	return false
+}
+
+func (e RegistrationEventType) String() string {
+	return string(e)
+}
+
+func (e *RegistrationEventType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = RegistrationEventType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid RegistrationEventType", str)
+	}
+	return nil
+}
+
+func (e RegistrationEventType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *RegistrationEventType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e RegistrationEventType) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The kind of a rewards event.
+type RewardsEventType string
+
+const (
+	// A rewards submission.
+	RewardsEventTypeRewards RewardsEventType = "REWARDS"
+)
+
+var AllRewardsEventType = []RewardsEventType{
+	RewardsEventTypeRewards,
+}
+
+func (e RewardsEventType) IsValid() bool {
+	switch e {
+	case RewardsEventTypeRewards:
+		return true
+	}
+	return false
+}
+
+func (e RewardsEventType) String() string {
+	return string(e)
+}
+
+func (e *RewardsEventType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = RewardsEventType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid RewardsEventType", str)
+	}
+	return nil
+}
+
+func (e RewardsEventType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *RewardsEventType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e RewardsEventType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
@@ -719,6 +1012,64 @@ func (e *TvlSeries) UnmarshalJSON(b []byte) error {
 }
 
 func (e TvlSeries) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The kind of a withdrawal event.
+type WithdrawalEventType string
+
+const (
+	// A withdrawal was queued.
+	WithdrawalEventTypeWithdrawalQueued WithdrawalEventType = "WITHDRAWAL_QUEUED"
+	// A queued withdrawal was completed.
+	WithdrawalEventTypeWithdrawalCompleted WithdrawalEventType = "WITHDRAWAL_COMPLETED"
+)
+
+var AllWithdrawalEventType = []WithdrawalEventType{
+	WithdrawalEventTypeWithdrawalQueued,
+	WithdrawalEventTypeWithdrawalCompleted,
+}
+
+func (e WithdrawalEventType) IsValid() bool {
+	switch e {
+	case WithdrawalEventTypeWithdrawalQueued, WithdrawalEventTypeWithdrawalCompleted:
+		return true
+	}
+	return false
+}
+
+func (e WithdrawalEventType) String() string {
+	return string(e)
+}
+
+func (e *WithdrawalEventType) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = WithdrawalEventType(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid WithdrawalEventType", str)
+	}
+	return nil
+}
+
+func (e WithdrawalEventType) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *WithdrawalEventType) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e WithdrawalEventType) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

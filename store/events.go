@@ -1,0 +1,454 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lib/pq"
+)
+
+// The event feeds list one kind of event newest first within a date range,
+// across the protocol or for one subject (a staker, an operator or an AVS):
+// the filter's subject fields are optional, so the global feed and every
+// per-subject feed of a kind share one rule. Each list reads the sort keys
+// of its page from an index on (time DESC, block DESC, log index DESC),
+// alone or after the subject, and fetches only the page's rows.
+
+// ListDelegationEvents returns one page of the delegation events matching
+// f, newest first. f.Staker and f.Operator are optional.
+func (db *DB) ListDelegationEvents(ctx context.Context, f DelegationEventFilter, p Page) ([]DelegationEvent, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var q queryArgs
+	conds := f.conditions(&q)
+	var out []DelegationEvent
+	if err := db.SelectContext(ctx, &out, `
+		SELECT e.tx_hash, e.block_number, e.log_index, e.block_time, e.type::text AS type,
+		       e.staker_address, e.operator_address, e.strategy_address, e.shares::text AS shares,
+		       s.underlying_token,
+		       strategy_underlying(e.shares, s.shares_to_underlying, s.decimals)::text AS underlying_value,
+		       strategy_eth(e.shares, s.shares_to_underlying, s.decimals, s.eth_price)::text AS eth_value
+		FROM (
+			SELECT e.block_time, e.block_number, e.log_index
+			FROM delegation_events e
+			`+where(conds...)+`
+			ORDER BY e.block_time DESC, e.block_number DESC, e.log_index DESC
+			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
+		) x
+		JOIN delegation_events e ON e.block_number = x.block_number AND e.log_index = x.log_index
+		LEFT JOIN strategies s ON s.address = e.strategy_address
+		ORDER BY x.block_time DESC, x.block_number DESC, x.log_index DESC`, q.args...); err != nil {
+		return nil, fmt.Errorf("list delegation events: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountDelegationEvents returns the number of delegation events matching f.
+func (db *DB) CountDelegationEvents(ctx context.Context, f DelegationEventFilter) (int, error) {
+	var q queryArgs
+	conds := f.conditions(&q)
+	return db.countRows(ctx, "count delegation events", `
+		SELECT count(*) FROM delegation_events e `+where(conds...), q.args...)
+}
+
+// countRows runs a statement that selects one count.
+func (db *DB) countRows(ctx context.Context, what, query string, args ...any) (int, error) {
+	var n int
+	if err := db.GetContext(ctx, &n, query, args...); err != nil {
+		return 0, fmt.Errorf("%s: %w", what, Classify(err))
+	}
+	return n, nil
+}
+
+// DepositEventFilter selects deposits. The time range [Start, End] is
+// required; the other fields are optional. Token matches the deposited
+// token as Deposit.TokenAddress reports it.
+type DepositEventFilter struct {
+	Start    time.Time
+	End      time.Time
+	TxHash   string
+	Token    string
+	Strategy string
+	Staker   string
+}
+
+func (f DepositEventFilter) conditions(q *queryArgs) []string {
+	conds := []string{
+		"d.block_time >= " + q.add(f.Start.UTC()),
+		"d.block_time <= " + q.add(f.End.UTC()),
+	}
+	if f.TxHash != "" {
+		conds = append(conds, "d.tx_hash = "+q.add(f.TxHash))
+	}
+	if f.Token != "" {
+		conds = append(conds, "COALESCE(d.token_address, s.underlying_token) = "+q.add(f.Token))
+	}
+	if f.Strategy != "" {
+		conds = append(conds, "d.strategy_address = "+q.add(f.Strategy))
+	}
+	if f.Staker != "" {
+		conds = append(conds, "d.staker_address = "+q.add(f.Staker))
+	}
+	return conds
+}
+
+// ListDepositEvents returns one page of the deposits matching f, newest
+// first, with the value of their shares at the strategy's current rate and
+// price.
+func (db *DB) ListDepositEvents(ctx context.Context, f DepositEventFilter, p Page) ([]Deposit, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var q queryArgs
+	conds := f.conditions(&q)
+	var out []Deposit
+	if err := db.SelectContext(ctx, &out, `
+		SELECT d.tx_hash, d.block_number, d.log_index, d.block_time, d.staker_address,
+		       COALESCE(d.token_address, s.underlying_token) AS token_address,
+		       d.strategy_address, d.shares::text AS shares, s.underlying_token,
+		       strategy_underlying(d.shares, s.shares_to_underlying, s.decimals)::text AS underlying_value,
+		       strategy_eth(d.shares, s.shares_to_underlying, s.decimals, s.eth_price)::text AS eth_value
+		FROM (
+			SELECT d.block_time, d.block_number, d.log_index
+			FROM deposits d
+			LEFT JOIN strategies s ON s.address = d.strategy_address
+			`+where(conds...)+`
+			ORDER BY d.block_time DESC, d.block_number DESC, d.log_index DESC
+			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
+		) x
+		JOIN deposits d ON d.block_number = x.block_number AND d.log_index = x.log_index
+		LEFT JOIN strategies s ON s.address = d.strategy_address
+		ORDER BY x.block_time DESC, x.block_number DESC, x.log_index DESC`, q.args...); err != nil {
+		return nil, fmt.Errorf("list deposit events: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountDepositEvents returns the number of deposits matching f.
+func (db *DB) CountDepositEvents(ctx context.Context, f DepositEventFilter) (int, error) {
+	var q queryArgs
+	conds := f.conditions(&q)
+	join := ""
+	if f.Token != "" {
+		join = "LEFT JOIN strategies s ON s.address = d.strategy_address"
+	}
+	return db.countRows(ctx, "count deposit events", `
+		SELECT count(*) FROM deposits d `+join+` `+where(conds...), q.args...)
+}
+
+// The kinds of withdrawal event.
+const (
+	WithdrawalEventQueued    = "WITHDRAWAL_QUEUED"
+	WithdrawalEventCompleted = "WITHDRAWAL_COMPLETED"
+)
+
+// WithdrawalEventFilter selects withdrawal events: the queuing of each
+// withdrawal and the completion of each completed one. The time range
+// [Start, End] is required; the other fields are optional. Type is
+// WithdrawalEventQueued or WithdrawalEventCompleted.
+type WithdrawalEventFilter struct {
+	Start       time.Time
+	End         time.Time
+	TxHash      string
+	Type        string
+	Root        string
+	DelegatedTo string
+	Withdrawer  string
+	Staker      string
+}
+
+// WithdrawalEvent is the queuing or the completion of a withdrawal, with
+// the withdrawal's strategies and shares (as queued) and, per strategy,
+// the underlying token and the value of the shares at the strategy's
+// current rate and price ("" where unknown).
+type WithdrawalEvent struct {
+	Type              string         `db:"type"`
+	TxHash            string         `db:"tx_hash"`
+	BlockNumber       int64          `db:"block_number"`
+	LogIndex          int            `db:"log_index"`
+	BlockTime         time.Time      `db:"block_time"`
+	WithdrawalRoot    string         `db:"withdrawal_root"`
+	Nonce             string         `db:"nonce"`
+	StakerAddress     string         `db:"staker_address"`
+	DelegatedTo       string         `db:"delegated_to"`
+	WithdrawerAddress string         `db:"withdrawer_address"`
+	StartBlock        int64          `db:"start_block"`
+	Strategies        pq.StringArray `db:"strategies"`
+	Shares            pq.StringArray `db:"shares"`
+	UnderlyingTokens  pq.StringArray `db:"underlying_tokens"`
+	UnderlyingValues  pq.StringArray `db:"underlying_values"`
+	ETHValues         pq.StringArray `db:"eth_values"`
+}
+
+// withdrawalEventBranches returns the SELECTs of the queued and completed
+// events matching f, each ordered newest first and limited to limit rows
+// (a placeholder); a Type filter leaves one branch out.
+func (f WithdrawalEventFilter) branches(q *queryArgs, limit string) []string {
+	var common []string
+	if f.Root != "" {
+		common = append(common, "w.withdrawal_root = "+q.add(f.Root))
+	}
+	if f.DelegatedTo != "" {
+		common = append(common, "w.delegated_to = "+q.add(f.DelegatedTo))
+	}
+	if f.Withdrawer != "" {
+		common = append(common, "w.withdrawer_address = "+q.add(f.Withdrawer))
+	}
+	if f.Staker != "" {
+		common = append(common, "w.staker_address = "+q.add(f.Staker))
+	}
+	start, end := q.add(f.Start.UTC()), q.add(f.End.UTC())
+	tx := ""
+	if f.TxHash != "" {
+		tx = q.add(f.TxHash)
+	}
+	var out []string
+	if f.Type == "" || f.Type == WithdrawalEventQueued {
+		conds := append([]string{"w.created_at >= " + start, "w.created_at <= " + end}, common...)
+		if tx != "" {
+			conds = append(conds, "w.tx_hash = "+tx)
+		}
+		out = append(out, `
+			SELECT '`+WithdrawalEventQueued+`' AS type, w.withdrawal_root, w.tx_hash,
+			       w.block_number, w.log_index, w.created_at AS block_time
+			FROM withdrawals w
+			`+where(conds...)+`
+			ORDER BY w.created_at DESC, w.block_number DESC, w.log_index DESC
+			LIMIT `+limit)
+	}
+	if f.Type == "" || f.Type == WithdrawalEventCompleted {
+		conds := append([]string{"w.is_completed", "w.completed_at >= " + start, "w.completed_at <= " + end}, common...)
+		if tx != "" {
+			conds = append(conds, "w.completed_tx_hash = "+tx)
+		}
+		out = append(out, `
+			SELECT '`+WithdrawalEventCompleted+`' AS type, w.withdrawal_root, w.completed_tx_hash AS tx_hash,
+			       w.completed_block AS block_number, w.completed_log_index AS log_index, w.completed_at AS block_time
+			FROM withdrawals w
+			`+where(conds...)+`
+			ORDER BY w.completed_at DESC, w.completed_block DESC, w.completed_log_index DESC
+			LIMIT `+limit)
+	}
+	return out
+}
+
+// ListWithdrawalEvents returns one page of the withdrawal events matching
+// f, newest first. Each branch (queued, completed) reads at most skip+take
+// rows from its index, and the page is cut from their merge.
+func (db *DB) ListWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter, p Page) ([]WithdrawalEvent, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var q queryArgs
+	limit := q.add(p.Skip + p.Take)
+	union := ""
+	for i, b := range f.branches(&q, limit) {
+		if i > 0 {
+			union += "\n\t\t\tUNION ALL"
+		}
+		union += "\n\t\t\t(" + b + ")"
+	}
+	var out []WithdrawalEvent
+	if err := db.SelectContext(ctx, &out, `
+		SELECT x.type, x.tx_hash, x.block_number, x.log_index, x.block_time,
+		       w.withdrawal_root, w.nonce::text AS nonce, w.staker_address, w.delegated_to,
+		       w.withdrawer_address, w.start_block,
+		       v.strategies, v.shares, v.underlying_tokens, v.underlying_values, v.eth_values
+		FROM (
+			SELECT * FROM (`+union+`
+			) e
+			ORDER BY e.block_time DESC, e.block_number DESC, e.log_index DESC
+			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
+		) x
+		JOIN withdrawals w ON w.withdrawal_root = x.withdrawal_root
+		CROSS JOIN LATERAL (
+			SELECT array_agg(u.strategy::text ORDER BY u.i) AS strategies,
+			       array_agg(u.shares::text ORDER BY u.i) AS shares,
+			       array_agg(COALESCE(s.underlying_token::text, '') ORDER BY u.i) AS underlying_tokens,
+			       array_agg(COALESCE(strategy_underlying(u.shares, s.shares_to_underlying, s.decimals)::text, '') ORDER BY u.i) AS underlying_values,
+			       array_agg(COALESCE(strategy_eth(u.shares, s.shares_to_underlying, s.decimals, s.eth_price)::text, '') ORDER BY u.i) AS eth_values
+			FROM unnest(w.strategies, w.shares) WITH ORDINALITY AS u(strategy, shares, i)
+			LEFT JOIN strategies s ON s.address = u.strategy
+		) v
+		ORDER BY x.block_time DESC, x.block_number DESC, x.log_index DESC`, q.args...); err != nil {
+		return nil, fmt.Errorf("list withdrawal events: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountWithdrawalEvents returns the number of withdrawal events matching f.
+func (db *DB) CountWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter) (int, error) {
+	var q queryArgs
+	sum := ""
+	for i, b := range f.branches(&q, "ALL") {
+		if i > 0 {
+			sum += " + "
+		}
+		sum += "(SELECT count(*) FROM (" + b + ") b)"
+	}
+	return db.countRows(ctx, "count withdrawal events", "SELECT "+sum, q.args...)
+}
+
+// RewardsEventFilter selects rewards submissions as events. The time range
+// [Start, End] is required; the other fields are optional.
+type RewardsEventFilter struct {
+	Start  time.Time
+	End    time.Time
+	TxHash string
+	Hash   string
+	Token  string
+	AVS    string
+}
+
+func (f RewardsEventFilter) conditions(q *queryArgs) []string {
+	conds := []string{
+		"r.block_time >= " + q.add(f.Start.UTC()),
+		"r.block_time <= " + q.add(f.End.UTC()),
+	}
+	if f.TxHash != "" {
+		conds = append(conds, "r.tx_hash = "+q.add(f.TxHash))
+	}
+	if f.Hash != "" {
+		conds = append(conds, "r.rewards_submission_hash = "+q.add(f.Hash))
+	}
+	if f.Token != "" {
+		conds = append(conds, "r.token_address = "+q.add(f.Token))
+	}
+	if f.AVS != "" {
+		conds = append(conds, "r.avs_address = "+q.add(f.AVS))
+	}
+	return conds
+}
+
+// RewardsEvent is a rewards submission as an event: the submission, the
+// ETH value of its amount at the reward token's current price, and its
+// strategies with their multipliers, amounts and the amounts' ETH values
+// (ETHValue and the AmountETHValues are "" when the token is unknown).
+type RewardsEvent struct {
+	RewardsSubmission
+	ETHValue        string         `db:"eth_value"`
+	Strategies      pq.StringArray `db:"strategies"`
+	Multipliers     pq.StringArray `db:"multipliers"`
+	Amounts         pq.StringArray `db:"amounts"`
+	AmountETHValues pq.StringArray `db:"amount_eth_values"`
+}
+
+// ListRewardsEvents returns one page of the rewards submissions matching f,
+// newest first.
+func (db *DB) ListRewardsEvents(ctx context.Context, f RewardsEventFilter, p Page) ([]RewardsEvent, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var q queryArgs
+	conds := f.conditions(&q)
+	var out []RewardsEvent
+	if err := db.SelectContext(ctx, &out, `
+		SELECT `+rewardsSubmissionColumns+`,
+		       COALESCE(token_eth(r.amount, t.decimals, t.eth_price)::text, '') AS eth_value,
+		       COALESCE(v.strategies, '{}') AS strategies, COALESCE(v.multipliers, '{}') AS multipliers,
+		       COALESCE(v.amounts, '{}') AS amounts, COALESCE(v.amount_eth_values, '{}') AS amount_eth_values
+		FROM (
+			SELECT r.rewards_submission_hash, r.block_time, r.block_number, r.log_index
+			FROM rewards_submissions r
+			`+where(conds...)+`
+			ORDER BY r.block_time DESC, r.block_number DESC, r.log_index DESC
+			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
+		) x
+		JOIN rewards_submissions r ON r.rewards_submission_hash = x.rewards_submission_hash
+		LEFT JOIN tokens t ON t.address = r.token_address
+		CROSS JOIN LATERAL (
+			SELECT array_agg(rs.strategy_address::text ORDER BY rs.position) AS strategies,
+			       array_agg(rs.multiplier::text ORDER BY rs.position) AS multipliers,
+			       array_agg(rs.amount::text ORDER BY rs.position) AS amounts,
+			       array_agg(COALESCE(token_eth(rs.amount, t.decimals, t.eth_price)::text, '') ORDER BY rs.position) AS amount_eth_values
+			FROM rewards_submission_strategies rs
+			WHERE rs.rewards_submission_hash = r.rewards_submission_hash
+		) v
+		ORDER BY x.block_time DESC, x.block_number DESC, x.log_index DESC`, q.args...); err != nil {
+		return nil, fmt.Errorf("list rewards events: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountRewardsEvents returns the number of rewards submissions matching f.
+func (db *DB) CountRewardsEvents(ctx context.Context, f RewardsEventFilter) (int, error) {
+	var q queryArgs
+	conds := f.conditions(&q)
+	return db.countRows(ctx, "count rewards events", `
+		SELECT count(*) FROM rewards_submissions r `+where(conds...), q.args...)
+}
+
+// RegistrationEventFilter selects operator registrations to and
+// deregistrations from AVS. The time range [Start, End] is required; the
+// other fields are optional.
+type RegistrationEventFilter struct {
+	Start      time.Time
+	End        time.Time
+	TxHash     string
+	Registered *bool
+	AVS        string
+	Operator   string
+}
+
+func (f RegistrationEventFilter) conditions(q *queryArgs) []string {
+	conds := []string{
+		"e.block_time >= " + q.add(f.Start.UTC()),
+		"e.block_time <= " + q.add(f.End.UTC()),
+	}
+	if f.TxHash != "" {
+		conds = append(conds, "e.tx_hash = "+q.add(f.TxHash))
+	}
+	if f.Registered != nil {
+		conds = append(conds, "e.registered = "+q.add(*f.Registered))
+	}
+	if f.AVS != "" {
+		conds = append(conds, "e.avs_address = "+q.add(f.AVS))
+	}
+	if f.Operator != "" {
+		conds = append(conds, "e.operator_address = "+q.add(f.Operator))
+	}
+	return conds
+}
+
+// RegistrationEvent is an operator's registration to or deregistration
+// from an AVS.
+type RegistrationEvent struct {
+	TxHash          string    `db:"tx_hash"`
+	BlockNumber     int64     `db:"block_number"`
+	LogIndex        int       `db:"log_index"`
+	BlockTime       time.Time `db:"block_time"`
+	OperatorAddress string    `db:"operator_address"`
+	AVSAddress      string    `db:"avs_address"`
+	Registered      bool      `db:"registered"`
+}
+
+// ListRegistrationEvents returns one page of the registration events
+// matching f, newest first.
+func (db *DB) ListRegistrationEvents(ctx context.Context, f RegistrationEventFilter, p Page) ([]RegistrationEvent, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var q queryArgs
+	conds := f.conditions(&q)
+	var out []RegistrationEvent
+	if err := db.SelectContext(ctx, &out, `
+		SELECT e.tx_hash, e.block_number, e.log_index, e.block_time, e.operator_address, e.avs_address, e.registered
+		FROM registration_events e
+		`+where(conds...)+`
+		ORDER BY e.block_time DESC, e.block_number DESC, e.log_index DESC
+		LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip), q.args...); err != nil {
+		return nil, fmt.Errorf("list registration events: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountRegistrationEvents returns the number of registration events
+// matching f.
+func (db *DB) CountRegistrationEvents(ctx context.Context, f RegistrationEventFilter) (int, error) {
+	var q queryArgs
+	conds := f.conditions(&q)
+	return db.countRows(ctx, "count registration events", `
+		SELECT count(*) FROM registration_events e `+where(conds...), q.args...)
+}
