@@ -123,6 +123,17 @@ func NewHandler(cfg Config) http.Handler {
 		r.Get("/metrics/historical/tvl", h.historicalTVL("total"))
 		r.Get("/metrics/historical/tvl/beacon-chain", h.historicalTVL("beaconChain"))
 		r.Get("/rewards/strategies", h.rewardStrategies)
+		r.Get("/events/delegation", h.serveFeed(delegationFeed("")))
+		r.Get("/events/deposit", h.serveFeed(depositFeed("")))
+		r.Get("/events/withdrawal", h.serveFeed(withdrawalFeed("")))
+		r.Get("/events/rewards", h.serveFeed(rewardsFeed("")))
+		r.Get("/events/registration-status", h.serveFeed(registrationFeed("")))
+		r.Get("/avs/{address}/events/rewards", h.serveFeed(rewardsFeed("avs")))
+		r.Get("/avs/{address}/events/registration-status", h.serveFeed(registrationFeed("avs")))
+		r.Get("/operators/{address}/events/delegation", h.serveFeed(delegationFeed("operator")))
+		r.Get("/operators/{address}/events/registration-status", h.serveFeed(registrationFeed("operator")))
+		r.Get("/stakers/{address}/events/deposit", h.serveFeed(depositFeed("staker")))
+		r.Get("/stakers/{address}/events/withdrawal", h.serveFeed(withdrawalFeed("staker")))
 	})
 	return r
 }

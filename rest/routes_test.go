@@ -334,6 +334,7 @@ func TestRoutesAgainstDemoData(t *testing.T) {
 	t.Run("historical_counts", func(t *testing.T) { testHistoricalCounts(t, c) })
 	t.Run("historical_tvl", func(t *testing.T) { testHistoricalTVL(t, c) })
 	t.Run("reward_strategies", func(t *testing.T) { testRewardStrategies(t, c) })
+	t.Run("event_feeds", func(t *testing.T) { testEventFeeds(t, c) })
 	t.Run("auth", func(t *testing.T) { testAuth(t, c) })
 	t.Run("rate_limit", func(t *testing.T) { testRateLimit(t, db) })
 }

@@ -2,7 +2,6 @@ package rest
 
 import (
 	_ "embed"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -73,21 +72,7 @@ func (h *handlers) stakerDelegationEvents(w http.ResponseWriter, r *http.Request
 		respond.Error(w, r, err)
 		return
 	}
-	var page struct {
-		Data []map[string]any `json:"data"`
-		Meta map[string]any   `json:"meta"`
-	}
-	if err := decode(raw, &page); err != nil {
-		respond.Error(w, r, fmt.Errorf("decode delegation events: %w", err))
-		return
-	}
-	for _, event := range page.Data {
-		dropNulls(event, "underlyingToken", "underlyingValue", "ethValue")
-		if args, ok := event["args"].(map[string]any); ok {
-			dropNulls(args, "strategy", "shares")
-		}
-	}
-	respond.JSON(w, r, http.StatusOK, page)
+	respondEvents(w, r, raw, cleanDelegationEvent)
 }
 
 // formatTime writes t in the RFC 3339 form the GraphQL date arguments take.
