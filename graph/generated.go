@@ -295,15 +295,15 @@ type ComplexityRoot struct {
 	}
 
 	Metrics struct {
-		AvsCount           func(childComplexity int) int
 		BeaconChainTvl     func(childComplexity int) int
 		CountHistory       func(childComplexity int, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
 		DeploymentRatio    func(childComplexity int) int
-		OperatorCount      func(childComplexity int) int
 		RestakingTvl       func(childComplexity int) int
 		StakerCount        func(childComplexity int) int
 		StakerCountHistory func(childComplexity int, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
 		StrategyTvl        func(childComplexity int, strategyAddress string) int
+		StrategyTvlHistory func(childComplexity int, strategyAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
+		Total              func(childComplexity int, series model.CountSeries) int
 		TotalAvs           func(childComplexity int) int
 		TotalOperators     func(childComplexity int) int
 		TotalStakers       func(childComplexity int) int
@@ -315,6 +315,7 @@ type ComplexityRoot struct {
 		TvlRestaking       func(childComplexity int) int
 		TvlStrategies      func(childComplexity int) int
 		TvlStrategiesEth   func(childComplexity int) int
+		ValueHistory       func(childComplexity int, series model.ValueSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
 	}
 
 	Operator struct {
@@ -659,6 +660,15 @@ type ComplexityRoot struct {
 		TvlEth    func(childComplexity int) int
 	}
 
+	ValueHistory struct {
+		Data func(childComplexity int) int
+	}
+
+	ValuePoint struct {
+		Timestamp func(childComplexity int) int
+		ValueEth  func(childComplexity int) int
+	}
+
 	Withdrawal struct {
 		CreatedAt           func(childComplexity int) int
 		CreatedAtBlock      func(childComplexity int) int
@@ -783,13 +793,14 @@ type MetricsResolver interface {
 	TotalWithdrawals(ctx context.Context, obj *model.Metrics) (*model.WithdrawalCounts, error)
 	StakerCount(ctx context.Context, obj *model.Metrics) (*model.StakerCount, error)
 	DeploymentRatio(ctx context.Context, obj *model.Metrics) (*model.DeploymentRatio, error)
-	AvsCount(ctx context.Context, obj *model.Metrics) (*model.TotalCount, error)
-	OperatorCount(ctx context.Context, obj *model.Metrics) (*model.TotalCount, error)
+	Total(ctx context.Context, obj *model.Metrics, series model.CountSeries) (*model.TotalCount, error)
 	TotalTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
 	BeaconChainTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
 	StakerCountHistory(ctx context.Context, obj *model.Metrics, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.CountHistory, error)
 	TvlHistory(ctx context.Context, obj *model.Metrics, series model.TvlSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.TvlHistory, error)
 	CountHistory(ctx context.Context, obj *model.Metrics, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.CountHistory, error)
+	ValueHistory(ctx context.Context, obj *model.Metrics, series model.ValueSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.ValueHistory, error)
+	StrategyTvlHistory(ctx context.Context, obj *model.Metrics, strategyAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.TvlHistory, error)
 }
 type OperatorResolver interface {
 	Shares(ctx context.Context, obj *model.Operator) ([]*model.StrategyShares, error)
@@ -1915,12 +1926,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MaxMagnitude.StrategyAddress(childComplexity), true
 
-	case "Metrics.avsCount":
-		if e.ComplexityRoot.Metrics.AvsCount == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Metrics.AvsCount(childComplexity), true
 	case "Metrics.beaconChainTvl":
 		if e.ComplexityRoot.Metrics.BeaconChainTvl == nil {
 			break
@@ -1944,12 +1949,6 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Metrics.DeploymentRatio(childComplexity), true
-	case "Metrics.operatorCount":
-		if e.ComplexityRoot.Metrics.OperatorCount == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Metrics.OperatorCount(childComplexity), true
 	case "Metrics.restakingTvl":
 		if e.ComplexityRoot.Metrics.RestakingTvl == nil {
 			break
@@ -1984,6 +1983,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Metrics.StrategyTvl(childComplexity, args["strategyAddress"].(string)), true
+	case "Metrics.strategyTvlHistory":
+		if e.ComplexityRoot.Metrics.StrategyTvlHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Metrics_strategyTvlHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Metrics.StrategyTvlHistory(childComplexity, args["strategyAddress"].(string), args["frequency"].(*string), args["variant"].(*model.CountVariant), args["startAt"].(*string), args["endAt"].(*string)), true
+	case "Metrics.total":
+		if e.ComplexityRoot.Metrics.Total == nil {
+			break
+		}
+
+		args, err := ec.field_Metrics_total_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Metrics.Total(childComplexity, args["series"].(model.CountSeries)), true
 	case "Metrics.totalAVS":
 		if e.ComplexityRoot.Metrics.TotalAvs == nil {
 			break
@@ -2055,6 +2076,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Metrics.TvlStrategiesEth(childComplexity), true
+	case "Metrics.valueHistory":
+		if e.ComplexityRoot.Metrics.ValueHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Metrics_valueHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Metrics.ValueHistory(childComplexity, args["series"].(model.ValueSeries), args["frequency"].(*string), args["variant"].(*model.CountVariant), args["startAt"].(*string), args["endAt"].(*string)), true
 
 	case "Operator.address":
 		if e.ComplexityRoot.Operator.Address == nil {
@@ -3608,6 +3640,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TvlPoint.TvlEth(childComplexity), true
 
+	case "ValueHistory.data":
+		if e.ComplexityRoot.ValueHistory.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValueHistory.Data(childComplexity), true
+
+	case "ValuePoint.timestamp":
+		if e.ComplexityRoot.ValuePoint.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValuePoint.Timestamp(childComplexity), true
+	case "ValuePoint.valueEth":
+		if e.ComplexityRoot.ValuePoint.ValueEth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ValuePoint.ValueEth(childComplexity), true
+
 	case "Withdrawal.createdAt":
 		if e.ComplexityRoot.Withdrawal.CreatedAt == nil {
 			break
@@ -4067,6 +4119,30 @@ enum CountSeries {
   stakers
   "The queued withdrawals, completed or not."
   withdrawals
+  "The deposits into strategies."
+  deposits
+}
+
+"A value in ETH that the daily snapshots keep."
+enum ValueSeries {
+  "The deposits into strategies, each valued at its strategy's rate and price when its day's snapshot was taken."
+  deposits
+  "The shares of the queued withdrawals, completed or not, valued like deposits."
+  withdrawals
+}
+
+"A value in ETH over time."
+type ValueHistory {
+  "The buckets, oldest first."
+  data: [ValuePoint!]!
+}
+
+"One bucket of a value history."
+type ValuePoint {
+  "The start of the bucket (UTC midnight)."
+  timestamp: DateTime!
+  "The value in ETH at the end of the bucket, or its change within it (variant discrete)."
+  valueEth: Float!
 }
 
 "How a historical count is tallied."
@@ -5386,10 +5462,11 @@ type Metrics {
   stakerCount: StakerCount!
   "The deployment ratio. Matches ` + "`" + `GET /metrics/deployment-ratio` + "`" + `."
   deploymentRatio: DeploymentRatio!
-  "The number of AVS (those the listings show), with its changes. Matches ` + "`" + `GET /metrics/total-avs` + "`" + `."
-  avsCount: TotalCount!
-  "The number of operators, with its changes. Matches ` + "`" + `GET /metrics/total-operators` + "`" + `."
-  operatorCount: TotalCount!
+  """
+  A count as of the latest snapshot, with its changes. Matches
+  ` + "`" + `GET /metrics/total-avs` + "`" + `, ` + "`" + `total-operators` + "`" + ` and ` + "`" + `total-deposits` + "`" + `.
+  """
+  total("Which count." series: CountSeries!): TotalCount!
   "The total TVL in ETH (beacon-chain ETH and every restaking strategy but EIGEN), with its changes. Matches ` + "`" + `GET /metrics/tvl` + "`" + `."
   totalTvl: TvlChange!
   "The TVL of beacon-chain ETH (native restaking) in ETH, with its changes. Matches ` + "`" + `GET /metrics/tvl/beacon-chain` + "`" + `."
@@ -5430,7 +5507,8 @@ type Metrics {
   """
   A count over time, in buckets starting at UTC midnight, with the range
   rules of ` + "`" + `stakerCountHistory` + "`" + `. Matches ` + "`" + `GET /metrics/historical/count-avs` + "`" + `,
-  ` + "`" + `count-operators` + "`" + `, ` + "`" + `count-stakers` + "`" + ` and ` + "`" + `count-withdrawals` + "`" + `.
+  ` + "`" + `count-operators` + "`" + `, ` + "`" + `count-stakers` + "`" + `, ` + "`" + `count-withdrawals` + "`" + ` and
+  ` + "`" + `count-deposits` + "`" + `.
   """
   countHistory(
     "Which count."
@@ -5444,6 +5522,40 @@ type Metrics {
     "End of the range, ISO 8601."
     endAt: String
   ): CountHistory!
+  """
+  A value in ETH over time, from the daily snapshots, with the range rules of
+  ` + "`" + `stakerCountHistory` + "`" + `. Matches ` + "`" + `GET /metrics/historical/deposits` + "`" + ` and
+  ` + "`" + `GET /metrics/historical/withdrawals` + "`" + `.
+  """
+  valueHistory(
+    "Which value."
+    series: ValueSeries!
+    "The bucket length: ` + "`" + `1d` + "`" + ` or ` + "`" + `7d` + "`" + `."
+    frequency: String = "1d"
+    "Whether each value is what appeared in the bucket or the running total at its end."
+    variant: CountVariant = cumulative
+    "Start of the range, ISO 8601."
+    startAt: String
+    "End of the range, ISO 8601."
+    endAt: String
+  ): ValueHistory!
+  """
+  One strategy's TVL in ETH over time, from its daily snapshots, with the
+  range rules of ` + "`" + `stakerCountHistory` + "`" + `; null when there is no such strategy.
+  Matches ` + "`" + `GET /metrics/historical/tvl/restaking/{address}` + "`" + `.
+  """
+  strategyTvlHistory(
+    "The strategy address."
+    strategyAddress: Address!
+    "The bucket length: ` + "`" + `1d` + "`" + ` or ` + "`" + `7d` + "`" + `."
+    frequency: String = "1d"
+    "Whether each value is the change within the bucket or the TVL at its end."
+    variant: CountVariant = cumulative
+    "Start of the range, ISO 8601."
+    startAt: String
+    "End of the range, ISO 8601."
+    endAt: String
+  ): TvlHistory
 }
 
 "The combined TVL of all strategies, with a per-strategy breakdown."
@@ -6285,10 +6397,8 @@ func (ec *executionContext) childFields_Metrics(ctx context.Context, field graph
 		return ec.fieldContext_Metrics_stakerCount(ctx, field)
 	case "deploymentRatio":
 		return ec.fieldContext_Metrics_deploymentRatio(ctx, field)
-	case "avsCount":
-		return ec.fieldContext_Metrics_avsCount(ctx, field)
-	case "operatorCount":
-		return ec.fieldContext_Metrics_operatorCount(ctx, field)
+	case "total":
+		return ec.fieldContext_Metrics_total(ctx, field)
 	case "totalTvl":
 		return ec.fieldContext_Metrics_totalTvl(ctx, field)
 	case "beaconChainTvl":
@@ -6299,6 +6409,10 @@ func (ec *executionContext) childFields_Metrics(ctx context.Context, field graph
 		return ec.fieldContext_Metrics_tvlHistory(ctx, field)
 	case "countHistory":
 		return ec.fieldContext_Metrics_countHistory(ctx, field)
+	case "valueHistory":
+		return ec.fieldContext_Metrics_valueHistory(ctx, field)
+	case "strategyTvlHistory":
+		return ec.fieldContext_Metrics_strategyTvlHistory(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Metrics", field.Name)
 }
@@ -6939,6 +7053,24 @@ func (ec *executionContext) childFields_TvlPoint(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type TvlPoint", field.Name)
 }
 
+func (ec *executionContext) childFields_ValueHistory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_ValueHistory_data(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ValueHistory", field.Name)
+}
+
+func (ec *executionContext) childFields_ValuePoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "timestamp":
+		return ec.fieldContext_ValuePoint_timestamp(ctx, field)
+	case "valueEth":
+		return ec.fieldContext_ValuePoint_valueEth(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ValuePoint", field.Name)
+}
+
 func (ec *executionContext) childFields_Withdrawal(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "withdrawalRoot":
@@ -7395,6 +7527,52 @@ func (ec *executionContext) field_Metrics_stakerCountHistory_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Metrics_strategyTvlHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "strategyAddress",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNAddress2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["strategyAddress"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "frequency",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["frequency"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "variant",
+		func(ctx context.Context, v any) (*model.CountVariant, error) {
+			return ec.unmarshalOCountVariant2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountVariant(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["variant"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "startAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startAt"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "endAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endAt"] = arg4
+	return args, nil
+}
+
 func (ec *executionContext) field_Metrics_strategyTvl_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7409,12 +7587,72 @@ func (ec *executionContext) field_Metrics_strategyTvl_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Metrics_total_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "series",
+		func(ctx context.Context, v any) (model.CountSeries, error) {
+			return ec.unmarshalNCountSeries2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountSeries(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["series"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Metrics_tvlHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "series",
 		func(ctx context.Context, v any) (model.TvlSeries, error) {
 			return ec.unmarshalNTvlSeries2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlSeries(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["series"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "frequency",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["frequency"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "variant",
+		func(ctx context.Context, v any) (*model.CountVariant, error) {
+			return ec.unmarshalOCountVariant2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountVariant(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["variant"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "startAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startAt"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "endAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endAt"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Metrics_valueHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "series",
+		func(ctx context.Context, v any) (model.ValueSeries, error) {
+			return ec.unmarshalNValueSeries2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐValueSeries(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -13168,16 +13406,17 @@ func (ec *executionContext) fieldContext_Metrics_deploymentRatio(_ context.Conte
 	return fc, nil
 }
 
-func (ec *executionContext) _Metrics_avsCount(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
+func (ec *executionContext) _Metrics_total(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
 		field,
 		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Metrics_avsCount(ctx, field)
+			return ec.fieldContext_Metrics_total(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Metrics().AvsCount(ctx, obj)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Metrics().Total(ctx, obj, fc.Args["series"].(model.CountSeries))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.TotalCount) graphql.Marshaler {
@@ -13187,7 +13426,7 @@ func (ec *executionContext) _Metrics_avsCount(ctx context.Context, field graphql
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Metrics_avsCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Metrics_total(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Metrics",
 		Field:      field,
@@ -13197,37 +13436,16 @@ func (ec *executionContext) fieldContext_Metrics_avsCount(_ context.Context, fie
 			return ec.childFields_TotalCount(ctx, field)
 		},
 	}
-	return fc, nil
-}
-
-func (ec *executionContext) _Metrics_operatorCount(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Metrics_operatorCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Metrics().OperatorCount(ctx, obj)
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *model.TotalCount) graphql.Marshaler {
-			return ec.marshalNTotalCount2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTotalCount(ctx, selections, v)
-		},
-		true,
-		true,
-	)
-}
-func (ec *executionContext) fieldContext_Metrics_operatorCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	fc = &graphql.FieldContext{
-		Object:     "Metrics",
-		Field:      field,
-		IsMethod:   true,
-		IsResolver: true,
-		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.childFields_TotalCount(ctx, field)
-		},
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Metrics_total_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -13422,6 +13640,94 @@ func (ec *executionContext) fieldContext_Metrics_countHistory(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Metrics_countHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Metrics_valueHistory(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_valueHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Metrics().ValueHistory(ctx, obj, fc.Args["series"].(model.ValueSeries), fc.Args["frequency"].(*string), fc.Args["variant"].(*model.CountVariant), fc.Args["startAt"].(*string), fc.Args["endAt"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ValueHistory) graphql.Marshaler {
+			return ec.marshalNValueHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐValueHistory(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_valueHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValueHistory(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Metrics_valueHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Metrics_strategyTvlHistory(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_strategyTvlHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Metrics().StrategyTvlHistory(ctx, obj, fc.Args["strategyAddress"].(string), fc.Args["frequency"].(*string), fc.Args["variant"].(*model.CountVariant), fc.Args["startAt"].(*string), fc.Args["endAt"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TvlHistory) graphql.Marshaler {
+			return ec.marshalOTvlHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlHistory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_strategyTvlHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TvlHistory(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Metrics_strategyTvlHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -19888,6 +20194,84 @@ func (ec *executionContext) fieldContext_TvlPoint_tvlEth(_ context.Context, fiel
 	return graphql.NewScalarFieldContext("TvlPoint", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
+func (ec *executionContext) _ValueHistory_data(ctx context.Context, field graphql.CollectedField, obj *model.ValueHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValueHistory_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ValuePoint) graphql.Marshaler {
+			return ec.marshalNValuePoint2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐValuePointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValueHistory_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ValueHistory",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ValuePoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ValuePoint_timestamp(ctx context.Context, field graphql.CollectedField, obj *model.ValuePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValuePoint_timestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValuePoint_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValuePoint", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ValuePoint_valueEth(ctx context.Context, field graphql.CollectedField, obj *model.ValuePoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ValuePoint_valueEth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ValueEth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ValuePoint_valueEth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ValuePoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
 func (ec *executionContext) _Withdrawal_withdrawalRoot(ctx context.Context, field graphql.CollectedField, obj *model.Withdrawal) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -25023,7 +25407,7 @@ func (ec *executionContext) _Metrics(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-		case "avsCount":
+		case "total":
 			field := field
 
 			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
@@ -25032,45 +25416,7 @@ func (ec *executionContext) _Metrics(ctx context.Context, sel ast.SelectionSet, 
 						ec.Error(ctx, ec.Recover(ctx, r))
 					}
 				}()
-				res = ec._Metrics_avsCount(ctx, field, obj)
-				if res == graphql.Null {
-					atomic.AddUint32(&fs.Invalids, 1)
-				}
-				return res
-			}
-
-			if field.IsDeferred() {
-				deferredFieldSet.AddField(field)
-				fieldIndex := len(deferredFieldSet.Values) - 1
-				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
-					return innerFunc(ctx, deferredFieldSet)
-				})
-
-				for _, deferrable := range field.Deferrables {
-					view, ok := deferLabelToView[deferrable.Label]
-					if !ok {
-						view = deferredFieldSet.NewView()
-						deferLabelToView[deferrable.Label] = view
-					}
-					view.AddIndices(fieldIndex)
-				}
-
-				// don't run the out.Concurrently() call below
-				out.Values[i] = graphql.Null
-				continue
-			}
-
-			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
-		case "operatorCount":
-			field := field
-
-			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
-				defer func() {
-					if r := recover(); r != nil {
-						ec.Error(ctx, ec.Recover(ctx, r))
-					}
-				}()
-				res = ec._Metrics_operatorCount(ctx, field, obj)
+				res = ec._Metrics_total(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -25262,6 +25608,82 @@ func (ec *executionContext) _Metrics(ctx context.Context, sel ast.SelectionSet, 
 				}()
 				res = ec._Metrics_countHistory(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "valueHistory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Metrics_valueHistory(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "strategyTvlHistory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Metrics_strategyTvlHistory(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -29382,6 +29804,91 @@ func (ec *executionContext) _TvlPoint(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var valueHistoryImplementors = []string{"ValueHistory"}
+
+func (ec *executionContext) _ValueHistory(ctx context.Context, sel ast.SelectionSet, obj *model.ValueHistory) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, valueHistoryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ValueHistory")
+		case "data":
+			out.Values[i] = ec._ValueHistory_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var valuePointImplementors = []string{"ValuePoint"}
+
+func (ec *executionContext) _ValuePoint(ctx context.Context, sel ast.SelectionSet, obj *model.ValuePoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, valuePointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ValuePoint")
+		case "timestamp":
+			out.Values[i] = ec._ValuePoint_timestamp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "valueEth":
+			out.Values[i] = ec._ValuePoint_valueEth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var withdrawalImplementors = []string{"Withdrawal"}
 
 func (ec *executionContext) _Withdrawal(ctx context.Context, sel ast.SelectionSet, obj *model.Withdrawal) graphql.Marshaler {
@@ -31805,6 +32312,52 @@ func (ec *executionContext) marshalNTvlSeries2githubᚗcomᚋstakegraphᚋstakeg
 	return v
 }
 
+func (ec *executionContext) marshalNValueHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐValueHistory(ctx context.Context, sel ast.SelectionSet, v *model.ValueHistory) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ValueHistory(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNValuePoint2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐValuePointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ValuePoint) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNValuePoint2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐValuePoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNValuePoint2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐValuePoint(ctx context.Context, sel ast.SelectionSet, v *model.ValuePoint) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ValuePoint(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNValueSeries2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐValueSeries(ctx context.Context, v any) (model.ValueSeries, error) {
+	var res model.ValueSeries
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNValueSeries2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐValueSeries(ctx context.Context, sel ast.SelectionSet, v model.ValueSeries) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNWithdrawal2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawalᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Withdrawal) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -32372,6 +32925,13 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOTvlHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlHistory(ctx context.Context, sel ast.SelectionSet, v *model.TvlHistory) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._TvlHistory(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOWithdrawal2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐWithdrawal(ctx context.Context, sel ast.SelectionSet, v *model.Withdrawal) graphql.Marshaler {

@@ -390,4 +390,10 @@ func setComplexity(c *ComplexityRoot) {
 	c.Metrics.TvlHistory = func(child int, _ model.TvlSeries, _ *string, _ *model.CountVariant, _, _ *string) int {
 		return 1 + 365*child
 	}
+	c.Metrics.ValueHistory = func(child int, _ model.ValueSeries, _ *string, _ *model.CountVariant, _, _ *string) int {
+		return 1 + 365*child
+	}
+	c.Metrics.StrategyTvlHistory = func(child int, _ string, _ *string, _ *model.CountVariant, _, _ *string) int {
+		return 1 + 365*child
+	}
 }

@@ -92,6 +92,9 @@ type loaders struct {
 
 	// countDays reads the daily counts (see countPoints).
 	countDays func(ctx context.Context) ([]store.CountDay, error)
+	// strategyDays reads one strategy's daily TVLs (nil for an unknown
+	// strategy or one without snapshots).
+	strategyDays func(ctx context.Context, strategy string) ([]store.StrategyDay, error)
 }
 
 // pageKey keys a paged relation: the parent's key and the arguments.
@@ -166,6 +169,19 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 	l.countDays = func(ctx context.Context) ([]store.CountDay, error) {
 		days, err := countDays(ctx, []string{""})
 		return days[""], err
+	}
+	// A strategy's series is cached whole like countDays, by strategy.
+	strategyDays := cachedFetch(entities, "strategy days", budgeted(budget, func(ctx context.Context, keys []string) (map[string][]store.StrategyDay, error) {
+		rows, err := db.StrategyDays(ctx, keys)
+		out := make(map[string][]store.StrategyDay, len(keys))
+		for _, r := range rows {
+			out[r.Strategy] = append(out[r.Strategy], r)
+		}
+		return out, err
+	}))
+	l.strategyDays = func(ctx context.Context, strategy string) ([]store.StrategyDay, error) {
+		days, err := strategyDays(ctx, []string{strategy})
+		return days[strategy], err
 	}
 	l.stakers = newLoader(b, func(ctx context.Context, keys []string) (map[string]*store.Staker, error) {
 		rows, err := db.StakersByAddresses(ctx, keys)

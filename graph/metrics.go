@@ -130,17 +130,17 @@ type bucket[V int | float64] struct {
 }
 
 // buckets returns the history of the figure that value reads from the
-// daily figures (oldest first) in consecutive buckets of bucketDays days,
-// the first starting at from and the last containing to (both UTC
-// midnights). Cumulative values are the figure at the end of each bucket
-// (its last day, or to for the last bucket); discrete values are its change
-// within the bucket: the figure at its end less the figure the day before
-// it. Days after the latest snapshot carry its figures; days before the
-// first have 0.
-func buckets[V int | float64](days []store.CountDay, value func(store.CountDay) V, from, to time.Time, bucketDays int, cumulative bool) []bucket[V] {
+// daily figures days (oldest first, each at the UTC midnight that dayOf
+// reads) in consecutive buckets of bucketDays days, the first starting at
+// from and the last containing to (both UTC midnights). Cumulative values
+// are the figure at the end of each bucket (its last day, or to for the last
+// bucket); discrete values are its change within the bucket: the figure at
+// its end less the figure the day before it. Days after the latest snapshot
+// carry its figures; days before the first have 0.
+func buckets[D any, V int | float64](days []D, dayOf func(D) time.Time, value func(D) V, from, to time.Time, bucketDays int, cumulative bool) []bucket[V] {
 	// at returns the figure at the end of day t.
 	at := func(t time.Time) V {
-		i := sort.Search(len(days), func(i int) bool { return days[i].Day.After(t) })
+		i := sort.Search(len(days), func(i int) bool { return dayOf(days[i]).After(t) })
 		if i == 0 {
 			return 0
 		}
@@ -161,16 +161,36 @@ func buckets[V int | float64](days []store.CountDay, value func(store.CountDay) 
 	return out
 }
 
+// countDayOf is the day of a store.CountDay.
+func countDayOf(d store.CountDay) time.Time { return d.Day }
+
 // countPoints returns the history of the count that count reads from the
 // daily figures (see buckets): discrete values are what appeared within a
 // bucket.
 func countPoints(days []store.CountDay, count func(store.CountDay) int, from, to time.Time, bucketDays int, cumulative bool) []*model.CountPoint {
-	bs := buckets(days, count, from, to, bucketDays, cumulative)
+	bs := buckets(days, countDayOf, count, from, to, bucketDays, cumulative)
 	out := make([]*model.CountPoint, len(bs))
 	for i, b := range bs {
 		out[i] = &model.CountPoint{Timestamp: b.Start, Value: b.Value}
 	}
 	return out
+}
+
+// snapshotCountOf returns what a count series reads from a daily
+// snapshot: the same count as countOf.
+func snapshotCountOf(series model.CountSeries) func(store.DailySnapshot) int {
+	switch series {
+	case model.CountSeriesAvs:
+		return func(d store.DailySnapshot) int { return d.TotalAVS }
+	case model.CountSeriesOperators:
+		return func(d store.DailySnapshot) int { return d.TotalOperators }
+	case model.CountSeriesWithdrawals:
+		return func(d store.DailySnapshot) int { return d.TotalWithdrawals }
+	case model.CountSeriesDeposits:
+		return func(d store.DailySnapshot) int { return d.TotalDeposits }
+	default:
+		return func(d store.DailySnapshot) int { return d.TotalStakers }
+	}
 }
 
 // countOf returns what a count series reads from a day's counts.
@@ -182,6 +202,8 @@ func countOf(series model.CountSeries) func(store.CountDay) int {
 		return func(d store.CountDay) int { return d.Operators }
 	case model.CountSeriesWithdrawals:
 		return func(d store.CountDay) int { return d.Withdrawals }
+	case model.CountSeriesDeposits:
+		return func(d store.CountDay) int { return d.Deposits }
 	default:
 		return func(d store.CountDay) int { return d.Stakers }
 	}
@@ -191,23 +213,74 @@ func countOf(series model.CountSeries) func(store.CountDay) int {
 // the daily figures, at the request's time, with the range rules of the
 // count histories.
 func tvlHistory(ctx context.Context, tvl func(store.CountDay) string, frequency *string, variant *model.CountVariant, startAt, endAt *string) (*model.TvlHistory, error) {
-	l := loadersFor(ctx)
-	from, to, bucketDays, err := historyRange(frequency, startAt, endAt, l.now)
+	bs, err := valueBuckets(ctx, func(ctx context.Context) ([]store.CountDay, error) { return loadersFor(ctx).countDays(ctx) },
+		countDayOf, tvl, frequency, variant, startAt, endAt)
 	if err != nil {
 		return nil, err
 	}
-	days, err := l.countDays(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cumulative := variant == nil || *variant == model.CountVariantCumulative
-	value := func(d store.CountDay) float64 { return model.DecimalToFloat(tvl(d)) }
-	bs := buckets(days, value, from, to, bucketDays, cumulative)
+	return tvlPoints(bs), nil
+}
+
+// tvlPoints converts buckets of a TVL.
+func tvlPoints(bs []bucket[float64]) *model.TvlHistory {
 	out := &model.TvlHistory{Data: make([]*model.TvlPoint, len(bs))}
 	for i, b := range bs {
 		out.Data[i] = &model.TvlPoint{Timestamp: b.Start, TvlEth: b.Value}
 	}
+	return out
+}
+
+// valueBuckets reads the daily figures with load and returns the buckets
+// of the decimal value that value reads from them, at the request's time,
+// with the range rules of the count histories.
+func valueBuckets[D any](ctx context.Context, load func(context.Context) ([]D, error), dayOf func(D) time.Time, value func(D) string,
+	frequency *string, variant *model.CountVariant, startAt, endAt *string,
+) ([]bucket[float64], error) {
+	from, to, bucketDays, err := historyRange(frequency, startAt, endAt, loadersFor(ctx).now)
+	if err != nil {
+		return nil, err
+	}
+	days, err := load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cumulative := variant == nil || *variant == model.CountVariantCumulative
+	number := func(d D) float64 { return model.DecimalToFloat(value(d)) }
+	return buckets(days, dayOf, number, from, to, bucketDays, cumulative), nil
+}
+
+// valueHistory resolves the history of a value in ETH of series.
+func valueHistory(ctx context.Context, series model.ValueSeries, frequency *string, variant *model.CountVariant, startAt, endAt *string) (*model.ValueHistory, error) {
+	value := func(d store.CountDay) string { return d.DepositsETH }
+	if series == model.ValueSeriesWithdrawals {
+		value = func(d store.CountDay) string { return d.WithdrawalsETH }
+	}
+	bs, err := valueBuckets(ctx, func(ctx context.Context) ([]store.CountDay, error) { return loadersFor(ctx).countDays(ctx) },
+		countDayOf, value, frequency, variant, startAt, endAt)
+	if err != nil {
+		return nil, err
+	}
+	out := &model.ValueHistory{Data: make([]*model.ValuePoint, len(bs))}
+	for i, b := range bs {
+		out.Data[i] = &model.ValuePoint{Timestamp: b.Start, ValueEth: b.Value}
+	}
 	return out, nil
+}
+
+// strategyTvlHistory resolves the TVL history of one strategy, or nil when
+// there is no such strategy.
+func strategyTvlHistory(ctx context.Context, strategy string, frequency *string, variant *model.CountVariant, startAt, endAt *string) (*model.TvlHistory, error) {
+	s, err := strategyByAddress(ctx, strategy)
+	if err != nil || s == nil {
+		return nil, err
+	}
+	bs, err := valueBuckets(ctx, func(ctx context.Context) ([]store.StrategyDay, error) { return loadersFor(ctx).strategyDays(ctx, strategy) },
+		func(d store.StrategyDay) time.Time { return d.Day }, func(d store.StrategyDay) string { return d.TVLETH },
+		frequency, variant, startAt, endAt)
+	if err != nil {
+		return nil, err
+	}
+	return tvlPoints(bs), nil
 }
 
 // countHistory resolves a count history of series at the request's time.

@@ -339,14 +339,9 @@ func (r *metricsResolver) DeploymentRatio(ctx context.Context, obj *model.Metric
 	}, nil
 }
 
-// AvsCount is the resolver for the avsCount field.
-func (r *metricsResolver) AvsCount(ctx context.Context, obj *model.Metrics) (*model.TotalCount, error) {
-	return snapshotMetric(ctx, totalCount(func(d store.DailySnapshot) int { return d.TotalAVS }))
-}
-
-// OperatorCount is the resolver for the operatorCount field.
-func (r *metricsResolver) OperatorCount(ctx context.Context, obj *model.Metrics) (*model.TotalCount, error) {
-	return snapshotMetric(ctx, totalCount(func(d store.DailySnapshot) int { return d.TotalOperators }))
+// Total is the resolver for the total field.
+func (r *metricsResolver) Total(ctx context.Context, obj *model.Metrics, series model.CountSeries) (*model.TotalCount, error) {
+	return snapshotMetric(ctx, totalCount(snapshotCountOf(series)))
 }
 
 // TotalTvl is the resolver for the totalTvl field.
@@ -376,6 +371,16 @@ func (r *metricsResolver) TvlHistory(ctx context.Context, obj *model.Metrics, se
 // CountHistory is the resolver for the countHistory field.
 func (r *metricsResolver) CountHistory(ctx context.Context, obj *model.Metrics, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.CountHistory, error) {
 	return countHistory(ctx, series, frequency, variant, startAt, endAt)
+}
+
+// ValueHistory is the resolver for the valueHistory field.
+func (r *metricsResolver) ValueHistory(ctx context.Context, obj *model.Metrics, series model.ValueSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.ValueHistory, error) {
+	return valueHistory(ctx, series, frequency, variant, startAt, endAt)
+}
+
+// StrategyTvlHistory is the resolver for the strategyTvlHistory field.
+func (r *metricsResolver) StrategyTvlHistory(ctx context.Context, obj *model.Metrics, strategyAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.TvlHistory, error) {
+	return strategyTvlHistory(ctx, strategyAddress, frequency, variant, startAt, endAt)
 }
 
 // Shares is the resolver for the shares field.

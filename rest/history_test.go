@@ -4,6 +4,7 @@ import (
 	"math"
 	"net/http"
 	"testing"
+	"time"
 )
 
 // testHistoricalCounts checks the count series other than the stakers'
@@ -16,7 +17,7 @@ func testHistoricalCounts(t *testing.T, c *client) {
 	}
 	c.okEE(t, "/metrics/total-withdrawals", &withdrawals)
 	totals := map[string]int{"withdrawals": withdrawals.Total.Value}
-	for series, route := range map[string]string{"avs": "/metrics/total-avs", "operators": "/metrics/total-operators"} {
+	for series, route := range map[string]string{"avs": "/metrics/total-avs", "operators": "/metrics/total-operators", "deposits": "/metrics/total-deposits"} {
 		var m struct{ Total int }
 		c.okEE(t, route, &m)
 		totals[series] = m.Total
@@ -56,12 +57,17 @@ func testHistoricalTVL(t *testing.T, c *client) {
 		Timestamp string
 		TvlEth    float64
 	}
+	const stETH = "0x93c4b944d05dfe6df7645a86cd2206016c51564d"
 	for target, route := range map[string]string{
-		"/metrics/historical/tvl":              "/metrics/tvl",
-		"/metrics/historical/tvl/beacon-chain": "/metrics/tvl/beacon-chain",
+		"/metrics/historical/tvl":                    "/metrics/tvl",
+		"/metrics/historical/tvl/beacon-chain":       "/metrics/tvl/beacon-chain",
+		"/metrics/historical/tvl/restaking/" + stETH: "/metrics/tvl/restaking/" + stETH,
 	} {
-		var now struct{ Tvl float64 }
+		var now struct{ Tvl, TvlEth float64 }
 		c.okEE(t, route, &now)
+		if now.TvlEth != 0 {
+			now.Tvl = now.TvlEth // a strategy's route has its TVL in ETH apart
+		}
 		var cumulative, discrete struct{ Data []point }
 		c.okEE(t, target, &cumulative)
 		c.okEE(t, target+"?variant=discrete", &discrete)
@@ -84,4 +90,65 @@ func testHistoricalTVL(t *testing.T, c *client) {
 		}
 		c.failsEE(t, target+"?frequency=30d", http.StatusUnprocessableEntity, "unprocessable_entity", "frequency")
 	}
+}
+
+// testHistoricalValues checks the deposit and withdrawal value series: the
+// discrete values are the steps of the cumulative ones, the last cumulative
+// value is the value of every deposit or queued withdrawal, and the deposit
+// count and value that appeared over the range are those of SQL.
+func testHistoricalValues(t *testing.T, c *client) {
+	type point struct {
+		Timestamp time.Time
+		ValueEth  float64
+	}
+	all := map[string]string{
+		"deposits": `SELECT sum(strategy_eth(d.shares, s.shares_to_underlying, s.decimals, s.eth_price))
+			FROM deposits d JOIN strategies s ON s.address = d.strategy_address WHERE d.block_time < $1`,
+		"withdrawals": `SELECT sum(strategy_eth(x.shares, s.shares_to_underlying, s.decimals, s.eth_price))
+			FROM withdrawals w CROSS JOIN LATERAL unnest(w.strategies, w.shares) AS x(strategy, shares)
+			JOIN strategies s ON s.address = x.strategy WHERE w.created_at < $1`,
+	}
+	for series, query := range all {
+		target := "/metrics/historical/" + series
+		var cumulative, discrete struct{ Data []point }
+		c.okEE(t, target, &cumulative)
+		c.okEE(t, target+"?variant=discrete", &discrete)
+		n := len(cumulative.Data)
+		if n != 31 || len(discrete.Data) != n {
+			t.Fatalf("GET %s: %d cumulative and %d discrete points, want 31", target, n, len(discrete.Data))
+		}
+		var want float64
+		if err := c.db.Get(&want, query, demoNow); err != nil {
+			t.Fatal(err)
+		}
+		if last := cumulative.Data[n-1].ValueEth; !close(last, want) || last <= 0 {
+			t.Errorf("GET %s ends at %v; SQL says %v", target, last, want)
+		}
+		sum := 0.0
+		for i := 1; i < n; i++ {
+			step := cumulative.Data[i].ValueEth - cumulative.Data[i-1].ValueEth
+			if !close(step, discrete.Data[i].ValueEth) && math.Abs(step-discrete.Data[i].ValueEth) > 1e-6 {
+				t.Errorf("GET %s: %s steps by %v, discrete %v", target, cumulative.Data[i].Timestamp, step, discrete.Data[i].ValueEth)
+			}
+			sum += discrete.Data[i].ValueEth
+		}
+		var before float64
+		if err := c.db.Get(&before, query, cumulative.Data[1].Timestamp); err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(sum-(want-before)) > 1e-6*want {
+			t.Errorf("GET %s: the discrete values of the last 30 days add up to %v; SQL says %v", target, sum, want-before)
+		}
+		c.failsEE(t, target+"?variant=sum", http.StatusUnprocessableEntity, "unprocessable_entity", "variant")
+	}
+	var deposits struct{ Total int }
+	c.okEE(t, "/metrics/total-deposits?withChange=true", &deposits)
+	var want int
+	if err := c.db.Get(&want, `SELECT count(*) FROM deposits`); err != nil {
+		t.Fatal(err)
+	}
+	if deposits.Total != want || want == 0 {
+		t.Errorf("/metrics/total-deposits: %d; SQL counts %d", deposits.Total, want)
+	}
+	c.failsEE(t, "/metrics/historical/tvl/restaking/0x93c4b944d05dfe6df7645a86cd2206016c51564e", http.StatusNotFound, "not_found", "0x93c4b944d05dfe6df7645a86cd2206016c51564e")
 }

@@ -26,14 +26,16 @@ var (
 	historicalCountOp string
 	//go:embed operations/historical_tvl.graphql
 	historicalTVLOp string
-	//go:embed operations/total_avs.graphql
-	totalAVSOp string
-	//go:embed operations/total_operators.graphql
-	totalOperatorsOp string
+	//go:embed operations/total_count.graphql
+	totalCountOp string
 	//go:embed operations/total_tvl.graphql
 	totalTVLOp string
 	//go:embed operations/beacon_chain_tvl.graphql
 	beaconChainTVLOp string
+	//go:embed operations/historical_value.graphql
+	historicalValueOp string
+	//go:embed operations/historical_strategy_tvl.graphql
+	historicalStrategyTVLOp string
 )
 
 // metrics serves GET /metrics.
@@ -44,9 +46,24 @@ func (h *handlers) metrics(w http.ResponseWriter, r *http.Request) {
 // serveWithChange serves a metric route whose only parameter is the
 // withChange toggle; without it the change24h and change7d keys are absent.
 func (h *handlers) serveWithChange(op string) http.HandlerFunc {
+	return h.serveSeriesWithChange(op, "")
+}
+
+// totalCount serves GET /metrics/total-{avs,operators,deposits}: the count
+// of series, a value of the CountSeries enum.
+func (h *handlers) totalCount(series string) http.HandlerFunc {
+	return h.serveSeriesWithChange(totalCountOp, series)
+}
+
+// serveSeriesWithChange is serveWithChange for an operation that also
+// takes series, unless it is "".
+func (h *handlers) serveSeriesWithChange(op, series string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p := newParams(r.URL.Query())
 		vs := vars{"withChange": p.Bool("withChange")}
+		if series != "" {
+			vs["series"] = series
+		}
 		if err := p.Err(); err != nil {
 			respond.Error(w, r, err)
 			return
@@ -72,7 +89,8 @@ func (h *handlers) strategyTVL(w http.ResponseWriter, r *http.Request) {
 }
 
 // historicalCount serves GET /metrics/historical/count-{series}: avs,
-// operators, stakers or withdrawals, the values of the CountSeries enum.
+// operators, stakers, withdrawals or deposits, the values of the
+// CountSeries enum.
 func (h *handlers) historicalCount(series string) http.HandlerFunc {
 	return h.historical(historicalCountOp, series)
 }
@@ -84,23 +102,42 @@ func (h *handlers) historicalTVL(series string) http.HandlerFunc {
 	return h.historical(historicalTVLOp, series)
 }
 
-// historical serves a historical series route: op with series and the
-// route's frequency, variant, startAt and endAt. The default range, the
-// range limits and the buckets are the resolver's.
+// historicalValue serves GET /metrics/historical/deposits and
+// /metrics/historical/withdrawals, the values of the ValueSeries enum.
+func (h *handlers) historicalValue(series string) http.HandlerFunc {
+	return h.historical(historicalValueOp, series)
+}
+
+// historical serves a historical series route: op with series.
 func (h *handlers) historical(op, series string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		p := newParams(r.URL.Query())
-		vs := vars{
-			"series":    series,
-			"frequency": p.Enum("frequency", "1d", "1d", "7d"),
-			"variant":   p.Enum("variant", "cumulative", "discrete", "cumulative"),
-		}
-		setOptional(vs, "startAt", formatTime(p.Time("startAt")))
-		setOptional(vs, "endAt", formatTime(p.Time("endAt")))
-		if err := p.Err(); err != nil {
-			respond.Error(w, r, err)
-			return
-		}
-		h.serve(w, r, op, vs, "", "metrics", "result")
+		h.serveHistory(w, r, op, vars{"series": series}, "")
 	}
+}
+
+// historicalStrategyTVL serves GET /metrics/historical/tvl/restaking/{address}:
+// one strategy's TVL history, or 404 for an unknown strategy.
+func (h *handlers) historicalStrategyTVL(w http.ResponseWriter, r *http.Request) {
+	strategy, err := pathAddress("address", chi.URLParam(r, "address"))
+	if err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	h.serveHistory(w, r, historicalStrategyTVLOp, vars{"address": strategy}, "no strategy has the address "+chi.URLParam(r, "address"))
+}
+
+// serveHistory runs a historical series operation with vs and the route's
+// frequency, variant, startAt and endAt. The default range, the range
+// limits and the buckets are the resolver's.
+func (h *handlers) serveHistory(w http.ResponseWriter, r *http.Request, op string, vs vars, notFoundMsg string) {
+	p := newParams(r.URL.Query())
+	vs["frequency"] = p.Enum("frequency", "1d", "1d", "7d")
+	vs["variant"] = p.Enum("variant", "cumulative", "discrete", "cumulative")
+	setOptional(vs, "startAt", formatTime(p.Time("startAt")))
+	setOptional(vs, "endAt", formatTime(p.Time("endAt")))
+	if err := p.Err(); err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	h.serve(w, r, op, vs, notFoundMsg, "metrics", "result")
 }

@@ -55,10 +55,11 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"withdrawal_detail":        withdrawalDetailOp,
 		"staker_deposits":          stakerDepositsOp,
 		"avs_stakers":              avsStakersOp,
-		"total_avs":                totalAVSOp,
-		"total_operators":          totalOperatorsOp,
+		"total_count":              totalCountOp,
 		"total_tvl":                totalTVLOp,
 		"beacon_chain_tvl":         beaconChainTVLOp,
+		"historical_value":         historicalValueOp,
+		"historical_strategy_tvl":  historicalStrategyTVLOp,
 	}
 	files, err := fs.Glob(os.DirFS("operations"), "*.graphql")
 	if err != nil {

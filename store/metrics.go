@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/lib/pq"
 )
 
 // DailySnapshot is the ecosystem as of the end of one UTC day (the latest
@@ -16,6 +18,7 @@ type DailySnapshot struct {
 	NewStakers           int       `db:"new_stakers"`
 	TotalWithdrawals     int       `db:"total_withdrawals"`
 	CompletedWithdrawals int       `db:"completed_withdrawals"`
+	TotalDeposits        int       `db:"total_deposits"`
 	TVLETH               string    `db:"tvl_eth"`
 	TVLBeaconChain       string    `db:"tvl_beacon_chain"`
 	TVLRestaking         string    `db:"tvl_restaking"`
@@ -37,7 +40,7 @@ func (db *DB) LatestSnapshots(ctx context.Context) (SnapshotTrio, error) {
 	var rows []DailySnapshot
 	if err := db.SelectContext(ctx, &rows, `
 		SELECT d.day::timestamp AT TIME ZONE 'UTC' AS day, d.total_avs, d.total_operators, d.total_stakers, d.new_stakers,
-		       d.total_withdrawals, d.completed_withdrawals, d.tvl_eth::text AS tvl_eth,
+		       d.total_withdrawals, d.completed_withdrawals, d.total_deposits, d.tvl_eth::text AS tvl_eth,
 		       d.tvl_beacon_chain::text AS tvl_beacon_chain, d.tvl_restaking::text AS tvl_restaking,
 		       d.delegated_eth::text AS delegated_eth, d.deployment_ratio::text AS deployment_ratio
 		FROM daily_snapshots d
@@ -121,16 +124,20 @@ func (db *DB) LatestStrategySnapshots(ctx context.Context, strategy string) (Str
 }
 
 // CountDay is one day's figures in the daily snapshots: the AVS (those the
-// listings show), operators, stakers and queued withdrawals seen by the end
-// of the day, and the TVL in ETH then (decimal text). Each count only
-// grows, so the number that appeared in a range of days is the difference
-// of the counts at its ends.
+// listings show), operators, stakers, queued withdrawals and deposits seen
+// by the end of the day, the value in ETH of those deposits and
+// withdrawals, and the TVL in ETH then (values are decimal text). Each
+// count and cumulative value only grows, so what appeared in a range of
+// days is the difference of the figures at its ends.
 type CountDay struct {
 	Day            time.Time `db:"day"` // UTC midnight
 	AVS            int       `db:"total_avs"`
 	Operators      int       `db:"total_operators"`
 	Stakers        int       `db:"total_stakers"`
 	Withdrawals    int       `db:"total_withdrawals"`
+	Deposits       int       `db:"total_deposits"`
+	DepositsETH    string    `db:"deposits_eth"`
+	WithdrawalsETH string    `db:"withdrawals_eth"`
 	TVLETH         string    `db:"tvl_eth"`
 	TVLBeaconChain string    `db:"tvl_beacon_chain"`
 }
@@ -143,11 +150,35 @@ func (db *DB) CountDays(ctx context.Context) ([]CountDay, error) {
 	var out []CountDay
 	if err := db.SelectContext(ctx, &out, `
 		SELECT d.day::timestamp AT TIME ZONE 'UTC' AS day,
-		       d.total_avs, d.total_operators, d.total_stakers, d.total_withdrawals,
+		       d.total_avs, d.total_operators, d.total_stakers, d.total_withdrawals, d.total_deposits,
+		       d.deposits_eth::text AS deposits_eth, d.withdrawals_eth::text AS withdrawals_eth,
 		       d.tvl_eth::text AS tvl_eth, d.tvl_beacon_chain::text AS tvl_beacon_chain
 		FROM daily_snapshots d
 		ORDER BY d.day`); err != nil {
 		return nil, fmt.Errorf("count days: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// StrategyDay is one strategy's TVL in ETH at the end of one day (decimal
+// text).
+type StrategyDay struct {
+	Strategy string    `db:"strategy_address"`
+	Day      time.Time `db:"day"` // UTC midnight
+	TVLETH   string    `db:"tvl_eth"`
+}
+
+// StrategyDays returns the daily TVLs of the given strategies, by strategy
+// and oldest first: one row per day since the chain's first event, as for
+// CountDays.
+func (db *DB) StrategyDays(ctx context.Context, strategies []string) ([]StrategyDay, error) {
+	var out []StrategyDay
+	if err := db.SelectContext(ctx, &out, `
+		SELECT sds.strategy_address, sds.day::timestamp AT TIME ZONE 'UTC' AS day, sds.tvl_eth::text AS tvl_eth
+		FROM strategy_daily_snapshots sds
+		WHERE sds.strategy_address = ANY($1)
+		ORDER BY sds.strategy_address, sds.day`, pq.Array(strategies)); err != nil {
+		return nil, fmt.Errorf("strategy days: %w", Classify(err))
 	}
 	return out, nil
 }

@@ -471,15 +471,25 @@ func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
 		    SELECT d::date AS day FROM generate_series($1::date, $2::date, interval '1 day') AS d
 		), per_day AS (
 		    SELECT t::date AS day, sum(avs) AS avs, sum(ops) AS ops, sum(stakers) AS stakers,
-		           sum(queued) AS queued, sum(completed) AS completed
+		           sum(queued) AS queued, sum(completed) AS completed,
+		           sum(deposits) AS deposits, sum(deposits_eth) AS deposits_eth, sum(withdrawals_eth) AS withdrawals_eth
 		    FROM (
-		        SELECT created_at AS t, 1 AS avs, 0 AS ops, 0 AS stakers, 0 AS queued, 0 AS completed
+		        SELECT created_at AS t, 1 AS avs, 0 AS ops, 0 AS stakers, 0 AS queued, 0 AS completed,
+		               0 AS deposits, 0::numeric AS deposits_eth, 0::numeric AS withdrawals_eth
 		        FROM avs WHERE created_at >= $1::date AND `+visibleAVS+`
-		        UNION ALL SELECT created_at, 0, 1, 0, 0, 0 FROM operators WHERE created_at >= $1::date
-		        UNION ALL SELECT created_at, 0, 0, 1, 0, 0 FROM stakers WHERE created_at >= $1::date
-		        UNION ALL SELECT created_at, 0, 0, 0, 1, 0 FROM withdrawals WHERE created_at >= $1::date
-		        UNION ALL SELECT completed_at, 0, 0, 0, 0, 1 FROM withdrawals
+		        UNION ALL SELECT created_at, 0, 1, 0, 0, 0, 0, 0, 0 FROM operators WHERE created_at >= $1::date
+		        UNION ALL SELECT created_at, 0, 0, 1, 0, 0, 0, 0, 0 FROM stakers WHERE created_at >= $1::date
+		        UNION ALL SELECT w.created_at, 0, 0, 0, 1, 0, 0, 0,
+		                         (SELECT COALESCE(sum(strategy_eth(x.shares, s.shares_to_underlying, s.decimals, s.eth_price)), 0)
+		                          FROM unnest(w.strategies, w.shares) AS x(strategy, shares)
+		                          JOIN strategies s ON s.address = x.strategy)
+		                  FROM withdrawals w WHERE w.created_at >= $1::date
+		        UNION ALL SELECT completed_at, 0, 0, 0, 0, 1, 0, 0, 0 FROM withdrawals
 		                  WHERE is_completed AND completed_at >= $1::date
+		        UNION ALL SELECT d.block_time, 0, 0, 0, 0, 0, 1,
+		                         COALESCE(strategy_eth(d.shares, s.shares_to_underlying, s.decimals, s.eth_price), 0), 0
+		                  FROM deposits d LEFT JOIN strategies s ON s.address = d.strategy_address
+		                  WHERE d.block_time >= $1::date
 		    ) x
 		    WHERE t < $3
 		    GROUP BY 1
@@ -488,7 +498,14 @@ func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
 		           (SELECT count(*) FROM operators WHERE created_at < $1::date) AS ops,
 		           (SELECT count(*) FROM stakers WHERE created_at < $1::date) AS stakers,
 		           (SELECT count(*) FROM withdrawals WHERE created_at < $1::date) AS queued,
-		           (SELECT count(*) FROM withdrawals WHERE is_completed AND completed_at < $1::date) AS completed
+		           (SELECT count(*) FROM withdrawals WHERE is_completed AND completed_at < $1::date) AS completed,
+		           -- The deposit figures carry over from the day before: they
+		           -- sum every earlier deposit, too many to recount each time.
+		           COALESCE(p.total_deposits, 0) AS deposits,
+		           COALESCE(p.deposits_eth, 0) AS deposits_eth,
+		           COALESCE(p.withdrawals_eth, 0) AS withdrawals_eth
+		    FROM (SELECT 1) one
+		    LEFT JOIN daily_snapshots p ON p.day = $1::date - 1
 		), tvl AS (
 		    SELECT sds.day,
 		           COALESCE(sum(sds.tvl_eth) FILTER (WHERE s.kind = 'beacon'), 0) AS beacon,
@@ -500,7 +517,8 @@ func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
 		    GROUP BY sds.day
 		)
 		INSERT INTO daily_snapshots (day, total_avs, total_operators, total_stakers, new_stakers, total_withdrawals,
-		    completed_withdrawals, tvl_eth, tvl_beacon_chain, tvl_restaking, delegated_eth, deployment_ratio)
+		    completed_withdrawals, total_deposits, deposits_eth, withdrawals_eth,
+		    tvl_eth, tvl_beacon_chain, tvl_restaking, delegated_eth, deployment_ratio)
 		SELECT d.day,
 		       b.avs + sum(COALESCE(p.avs, 0)) OVER w,
 		       b.ops + sum(COALESCE(p.ops, 0)) OVER w,
@@ -508,6 +526,9 @@ func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
 		       COALESCE(p.stakers, 0),
 		       b.queued + sum(COALESCE(p.queued, 0)) OVER w,
 		       b.completed + sum(COALESCE(p.completed, 0)) OVER w,
+		       b.deposits + sum(COALESCE(p.deposits, 0)) OVER w,
+		       b.deposits_eth + sum(COALESCE(p.deposits_eth, 0)) OVER w,
+		       b.withdrawals_eth + sum(COALESCE(p.withdrawals_eth, 0)) OVER w,
 		       COALESCE(v.beacon + v.restaking, 0), COALESCE(v.beacon, 0), COALESCE(v.restaking, 0),
 		       COALESCE(v.delegated, 0),
 		       CASE WHEN COALESCE(v.beacon + v.restaking, 0) > 0

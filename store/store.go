@@ -116,13 +116,32 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// Migrate applies every pending migration to this database and rebuilds
-// any index that an interrupted bulk load left suspended.
+// Migrate applies every pending migration to this database, rebuilds any
+// index that an interrupted bulk load left suspended, and refreshes the
+// derived figures if they are stale: a migration that adds a derived figure
+// marks the days to recompute (service_state.dirty_since), which outside
+// an indexing transaction is otherwise always clear.
 func (db *DB) Migrate(ctx context.Context) error {
 	if err := Migrate(ctx, db.DB.DB); err != nil {
 		return err
 	}
-	return db.RestoreIndexes(ctx)
+	if err := db.RestoreIndexes(ctx); err != nil {
+		return err
+	}
+	return db.RefreshIfStale(ctx, time.Now())
+}
+
+// RefreshIfStale runs Refresh as of now when service_state.dirty_since is
+// set.
+func (db *DB) RefreshIfStale(ctx context.Context, now time.Time) error {
+	var stale bool
+	if err := db.GetContext(ctx, &stale, `SELECT EXISTS (SELECT 1 FROM service_state WHERE dirty_since IS NOT NULL)`); err != nil {
+		return fmt.Errorf("read staleness: %w", Classify(err))
+	}
+	if !stale {
+		return nil
+	}
+	return db.InTx(ctx, func(tx *Tx) error { return tx.Refresh(ctx, now) })
 }
 
 // Ping checks that the database answers; readiness probes use it.

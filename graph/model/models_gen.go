@@ -264,6 +264,20 @@ type TvlPoint struct {
 	TvlEth float64 `json:"tvlEth"`
 }
 
+// A value in ETH over time.
+type ValueHistory struct {
+	// The buckets, oldest first.
+	Data []*ValuePoint `json:"data"`
+}
+
+// One bucket of a value history.
+type ValuePoint struct {
+	// The start of the bucket (UTC midnight).
+	Timestamp time.Time `json:"timestamp"`
+	// The value in ETH at the end of the bucket, or its change within it (variant discrete).
+	ValueEth float64 `json:"valueEth"`
+}
+
 // The numbers of withdrawals.
 type WithdrawalCounts struct {
 	// All withdrawals ever queued.
@@ -318,6 +332,8 @@ const (
 	CountSeriesStakers CountSeries = "stakers"
 	// The queued withdrawals, completed or not.
 	CountSeriesWithdrawals CountSeries = "withdrawals"
+	// The deposits into strategies.
+	CountSeriesDeposits CountSeries = "deposits"
 )
 
 var AllCountSeries = []CountSeries{
@@ -325,11 +341,12 @@ var AllCountSeries = []CountSeries{
 	CountSeriesOperators,
 	CountSeriesStakers,
 	CountSeriesWithdrawals,
+	CountSeriesDeposits,
 }
 
 func (e CountSeries) IsValid() bool {
 	switch e {
-	case CountSeriesAvs, CountSeriesOperators, CountSeriesStakers, CountSeriesWithdrawals:
+	case CountSeriesAvs, CountSeriesOperators, CountSeriesStakers, CountSeriesWithdrawals, CountSeriesDeposits:
 		return true
 	}
 	return false
@@ -1012,6 +1029,64 @@ func (e *TvlSeries) UnmarshalJSON(b []byte) error {
 }
 
 func (e TvlSeries) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// A value in ETH that the daily snapshots keep.
+type ValueSeries string
+
+const (
+	// The deposits into strategies, each valued at its strategy's rate and price when its day's snapshot was taken.
+	ValueSeriesDeposits ValueSeries = "deposits"
+	// The shares of the queued withdrawals, completed or not, valued like deposits.
+	ValueSeriesWithdrawals ValueSeries = "withdrawals"
+)
+
+var AllValueSeries = []ValueSeries{
+	ValueSeriesDeposits,
+	ValueSeriesWithdrawals,
+}
+
+func (e ValueSeries) IsValid() bool {
+	switch e {
+	case ValueSeriesDeposits, ValueSeriesWithdrawals:
+		return true
+	}
+	return false
+}
+
+func (e ValueSeries) String() string {
+	return string(e)
+}
+
+func (e *ValueSeries) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ValueSeries(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ValueSeries", str)
+	}
+	return nil
+}
+
+func (e ValueSeries) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ValueSeries) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ValueSeries) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
