@@ -433,3 +433,11 @@ func nonNil[S ~[]E, E any](s S) []E {
 	}
 	return s
 }
+
+func operatorRewardsFromStore(r *store.OperatorRewards) *model.OperatorRewards {
+	return &model.OperatorRewards{
+		Address:          r.Operator,
+		RewardTokens:     r.RewardTokens,
+		RewardStrategies: r.RewardStrategies,
+	}
+}

@@ -336,6 +336,7 @@ type ComplexityRoot struct {
 		MetadataWebsite     func(childComplexity int) int
 		MetadataX           func(childComplexity int) int
 		OperatorSets        func(childComplexity int, isActive *bool, skip *int, take *int) int
+		Rewards             func(childComplexity int) int
 		Shares              func(childComplexity int) int
 		Slashings           func(childComplexity int, skip *int, take *int) int
 		Stakers             func(childComplexity int, skip *int, take *int) int
@@ -349,6 +350,12 @@ type ComplexityRoot struct {
 	OperatorPage struct {
 		Data func(childComplexity int) int
 		Meta func(childComplexity int) int
+	}
+
+	OperatorRewards struct {
+		Address          func(childComplexity int) int
+		RewardStrategies func(childComplexity int) int
+		RewardTokens     func(childComplexity int) int
 	}
 
 	OperatorSet struct {
@@ -806,6 +813,7 @@ type OperatorResolver interface {
 	Shares(ctx context.Context, obj *model.Operator) ([]*model.StrategyShares, error)
 	Tvl(ctx context.Context, obj *model.Operator) (*model.Tvl, error)
 	AvsRegistrations(ctx context.Context, obj *model.Operator) ([]*model.AvsRegistration, error)
+	Rewards(ctx context.Context, obj *model.Operator) (*model.OperatorRewards, error)
 	Stakers(ctx context.Context, obj *model.Operator, skip *int, take *int) (*model.StakerPage, error)
 	DelegationEvents(ctx context.Context, obj *model.Operator, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.DelegationEventPage, error)
 	MaxMagnitudes(ctx context.Context, obj *model.Operator) ([]*model.MaxMagnitude, error)
@@ -2205,6 +2213,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Operator.OperatorSets(childComplexity, args["isActive"].(*bool), args["skip"].(*int), args["take"].(*int)), true
+	case "Operator.rewards":
+		if e.ComplexityRoot.Operator.Rewards == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Operator.Rewards(childComplexity), true
 	case "Operator.shares":
 		if e.ComplexityRoot.Operator.Shares == nil {
 			break
@@ -2276,6 +2290,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperatorPage.Meta(childComplexity), true
+
+	case "OperatorRewards.address":
+		if e.ComplexityRoot.OperatorRewards.Address == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorRewards.Address(childComplexity), true
+	case "OperatorRewards.rewardStrategies":
+		if e.ComplexityRoot.OperatorRewards.RewardStrategies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorRewards.RewardStrategies(childComplexity), true
+	case "OperatorRewards.rewardTokens":
+		if e.ComplexityRoot.OperatorRewards.RewardTokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorRewards.RewardTokens(childComplexity), true
 
 	case "OperatorSet.allocatedStake":
 		if e.ComplexityRoot.OperatorSet.AllocatedStake == nil {
@@ -4800,6 +4833,13 @@ type Operator {
   tvl: Tvl!
   "The operator's registrations to AVS, active and inactive."
   avsRegistrations: [AvsRegistration!]!
+  """
+  The tokens and strategies the operator is rewarded in and for: those of
+  the rewards submissions of every AVS it is actively registered with, and
+  of the operator-directed submissions that pay it. Matches
+  ` + "`" + `GET /operators/{address}/rewards` + "`" + `.
+  """
+  rewards: OperatorRewards!
   "The stakers delegated to the operator, paginated by staker address."
   stakers(
     "Records to skip."
@@ -5893,6 +5933,16 @@ type RegistrationEventPage {
   "The page and the total."
   meta: PageMeta!
 }
+
+"What an operator is rewarded in and for."
+type OperatorRewards {
+  "The operator address."
+  address: Address!
+  "The reward tokens, by address."
+  rewardTokens: [Address!]!
+  "The rewarded strategies, by address."
+  rewardStrategies: [Address!]!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -6457,6 +6507,8 @@ func (ec *executionContext) childFields_Operator(ctx context.Context, field grap
 		return ec.fieldContext_Operator_tvl(ctx, field)
 	case "avsRegistrations":
 		return ec.fieldContext_Operator_avsRegistrations(ctx, field)
+	case "rewards":
+		return ec.fieldContext_Operator_rewards(ctx, field)
 	case "stakers":
 		return ec.fieldContext_Operator_stakers(ctx, field)
 	case "delegationEvents":
@@ -6481,6 +6533,18 @@ func (ec *executionContext) childFields_OperatorPage(ctx context.Context, field 
 		return ec.fieldContext_OperatorPage_meta(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OperatorPage", field.Name)
+}
+
+func (ec *executionContext) childFields_OperatorRewards(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "address":
+		return ec.fieldContext_OperatorRewards_address(ctx, field)
+	case "rewardTokens":
+		return ec.fieldContext_OperatorRewards_rewardTokens(ctx, field)
+	case "rewardStrategies":
+		return ec.fieldContext_OperatorRewards_rewardStrategies(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperatorRewards", field.Name)
 }
 
 func (ec *executionContext) childFields_OperatorSet(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -14198,6 +14262,38 @@ func (ec *executionContext) fieldContext_Operator_avsRegistrations(_ context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Operator_rewards(ctx context.Context, field graphql.CollectedField, obj *model.Operator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Operator_rewards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Operator().Rewards(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperatorRewards) graphql.Marshaler {
+			return ec.marshalNOperatorRewards2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorRewards(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Operator_rewards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Operator",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorRewards(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Operator_stakers(ctx context.Context, field graphql.CollectedField, obj *model.Operator) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14512,6 +14608,75 @@ func (ec *executionContext) fieldContext_OperatorPage_meta(_ context.Context, fi
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _OperatorRewards_address(ctx context.Context, field graphql.CollectedField, obj *model.OperatorRewards) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorRewards_address(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Address, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorRewards_address(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorRewards", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorRewards_rewardTokens(ctx context.Context, field graphql.CollectedField, obj *model.OperatorRewards) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorRewards_rewardTokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RewardTokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNAddress2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorRewards_rewardTokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorRewards", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorRewards_rewardStrategies(ctx context.Context, field graphql.CollectedField, obj *model.OperatorRewards) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorRewards_rewardStrategies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RewardStrategies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNAddress2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorRewards_rewardStrategies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorRewards", field, false, false, errors.New("field of type Address does not have child fields"))
 }
 
 func (ec *executionContext) _OperatorSet_avsAddress(ctx context.Context, field graphql.CollectedField, obj *model.OperatorSet) (ret graphql.Marshaler) {
@@ -25940,6 +26105,44 @@ func (ec *executionContext) _Operator(ctx context.Context, sel ast.SelectionSet,
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "rewards":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Operator_rewards(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "stakers":
 			field := field
 
@@ -26210,6 +26413,56 @@ func (ec *executionContext) _OperatorPage(ctx context.Context, sel ast.Selection
 			}
 		case "meta":
 			out.Values[i] = ec._OperatorPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var operatorRewardsImplementors = []string{"OperatorRewards"}
+
+func (ec *executionContext) _OperatorRewards(ctx context.Context, sel ast.SelectionSet, obj *model.OperatorRewards) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operatorRewardsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperatorRewards")
+		case "address":
+			out.Values[i] = ec._OperatorRewards_address(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rewardTokens":
+			out.Values[i] = ec._OperatorRewards_rewardTokens(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rewardStrategies":
+			out.Values[i] = ec._OperatorRewards_rewardStrategies(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -31593,6 +31846,16 @@ func (ec *executionContext) marshalNOperatorPage2ᚖgithubᚗcomᚋstakegraphᚋ
 		return graphql.Null
 	}
 	return ec._OperatorPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNOperatorRewards2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorRewards(ctx context.Context, sel ast.SelectionSet, v *model.OperatorRewards) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OperatorRewards(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNOperatorSet2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSetᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OperatorSet) graphql.Marshaler {

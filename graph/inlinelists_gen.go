@@ -54,6 +54,7 @@ var concurrentFields = map[string]bool{
 	"Operator.delegationEvents":          true,
 	"Operator.maxMagnitudes":             true,
 	"Operator.operatorSets":              true,
+	"Operator.rewards":                   true,
 	"Operator.shares":                    true,
 	"Operator.slashings":                 true,
 	"Operator.stakers":                   true,

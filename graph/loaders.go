@@ -36,6 +36,7 @@ type loaders struct {
 	avs                  *entityLoader[*store.AVS]
 	operators            *entityLoader[*store.Operator]
 	stakers              *dataloader.Loader[string, *store.Staker]
+	operatorRewards      *dataloader.Loader[string, *store.OperatorRewards]
 	strategies           *entityLoader[*store.StrategyState]
 	withdrawals          *dataloader.Loader[string, *store.Withdrawal]
 	submissions          *entityLoader[*store.RewardsSubmission]
@@ -183,6 +184,10 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 		days, err := strategyDays(ctx, []string{strategy})
 		return days[strategy], err
 	}
+	l.operatorRewards = newLoader(b, func(ctx context.Context, keys []string) (map[string]*store.OperatorRewards, error) {
+		rows, err := db.RewardsByOperators(ctx, keys)
+		return indexBy(rows, func(r store.OperatorRewards) string { return r.Operator }), err
+	})
 	l.stakers = newLoader(b, func(ctx context.Context, keys []string) (map[string]*store.Staker, error) {
 		rows, err := db.StakersByAddresses(ctx, keys)
 		return indexBy(rows, func(r store.Staker) string { return r.Address }), err

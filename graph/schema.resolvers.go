@@ -403,6 +403,18 @@ func (r *operatorResolver) AvsRegistrations(ctx context.Context, obj *model.Oper
 	return operatorRegistrations(ctx, obj.Address)
 }
 
+// Rewards is the resolver for the rewards field.
+func (r *operatorResolver) Rewards(ctx context.Context, obj *model.Operator) (*model.OperatorRewards, error) {
+	rw, err := loadersFor(ctx).operatorRewards.Load(ctx, obj.Address)()
+	if err != nil {
+		return nil, err
+	}
+	if rw == nil {
+		return nil, fmt.Errorf("operator rewards of %s are missing", obj.Address)
+	}
+	return operatorRewardsFromStore(rw), nil
+}
+
 // Stakers is the resolver for the stakers field.
 func (r *operatorResolver) Stakers(ctx context.Context, obj *model.Operator, skip *int, take *int) (*model.StakerPage, error) {
 	page, err := pageFrom(skip, take)

@@ -52,6 +52,7 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"avs_detail":               avsDetailOp,
 		"operator_detail":          operatorDetailOp,
 		"operator_addresses":       operatorAddressesOp,
+		"operator_rewards":         operatorRewardsOp,
 		"withdrawal_detail":        withdrawalDetailOp,
 		"staker_deposits":          stakerDepositsOp,
 		"avs_stakers":              avsStakersOp,

@@ -17,6 +17,8 @@ var (
 	operatorAllocationsOp string
 	//go:embed operations/operator_addresses.graphql
 	operatorAddressesOp string
+	//go:embed operations/operator_rewards.graphql
+	operatorRewardsOp string
 )
 
 // operatorList serves GET /operators.
@@ -50,6 +52,17 @@ func (h *handlers) operatorAllocations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.serve(w, r, operatorAllocationsOp, vs, "no operator has the address "+chi.URLParam(r, "address"), "operator", "result")
+}
+
+// operatorRewards serves GET /operators/{address}/rewards: the tokens and
+// strategies the operator is rewarded in and for.
+func (h *handlers) operatorRewards(w http.ResponseWriter, r *http.Request) {
+	addr, err := pathAddress("address", chi.URLParam(r, "address"))
+	if err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	h.serve(w, r, operatorRewardsOp, vars{"address": addr}, "no operator has the address "+chi.URLParam(r, "address"), "operator", "result")
 }
 
 // operatorAddresses serves GET /operators/addresses. An operator without a

@@ -97,6 +97,7 @@ func NewHandler(cfg Config) http.Handler {
 		r.Get("/operators/addresses", h.operatorAddresses)
 		r.Get("/operators/{address}", h.operatorDetail)
 		r.Get("/operators/{address}/allocations", h.operatorAllocations)
+		r.Get("/operators/{address}/rewards", h.operatorRewards)
 		r.Get("/stakers/{address}/events/delegation", h.stakerDelegationEvents)
 		r.Get("/withdrawals", h.withdrawals)
 		r.Get("/withdrawals/{withdrawalRoot}", h.withdrawalDetail)

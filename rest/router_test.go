@@ -352,6 +352,7 @@ func TestVariables(t *testing.T) {
 		{"/operator-sets/" + mixed + "/4294967295?withTvl=true&take=50", map[string]any{"avs": lower, "id": 4294967295, "withTvl": true, "skip": 0, "take": 50}},
 		{"/operator-sets/" + mixed + "/0", map[string]any{"avs": lower, "id": 0, "withTvl": false, "skip": 0, "take": 12}},
 		{"/operators/" + mixed + "/allocations?skip=2", map[string]any{"address": lower, "skip": 2, "take": 12}},
+		{"/operators/" + mixed + "/rewards", map[string]any{"address": lower}},
 		{"/slashings", map[string]any{"skip": 0, "take": 12}},
 		{"/events/delegation?type=DELEGATION&strategyAddress=" + mixed + "&startAt=2025-01-01",
 			map[string]any{"subject": zeroAddress, "checkOperator": false, "type": "DELEGATION", "strategyAddress": lower, "startAt": "2025-01-01T00:00:00Z", "withTokenData": false, "withEthValue": false, "skip": 0, "take": 12}},

@@ -336,6 +336,7 @@ func TestRoutesAgainstDemoData(t *testing.T) {
 	t.Run("historical_values", func(t *testing.T) { testHistoricalValues(t, c) })
 	t.Run("reward_strategies", func(t *testing.T) { testRewardStrategies(t, c) })
 	t.Run("event_feeds", func(t *testing.T) { testEventFeeds(t, c) })
+	t.Run("operator_rewards", func(t *testing.T) { testOperatorRewards(t, c) })
 	t.Run("auth", func(t *testing.T) { testAuth(t, c) })
 	t.Run("rate_limit", func(t *testing.T) { testRateLimit(t, db) })
 }

@@ -198,3 +198,44 @@ func (db *DB) CountRewardsSubmissionsBySets(ctx context.Context, sets []Operator
 		JOIN rewards_submissions r ON `+setSubmissionCondition+`
 		GROUP BY k.avs_address, k.operator_set_id`, avs, ids)
 }
+
+// OperatorRewards are the tokens and strategies an operator is rewarded in
+// and for, each sorted by address.
+type OperatorRewards struct {
+	Operator         string         `db:"operator_address"`
+	RewardTokens     pq.StringArray `db:"reward_tokens"`
+	RewardStrategies pq.StringArray `db:"reward_strategies"`
+}
+
+// RewardsByOperators returns, for each of the given operators in order,
+// the tokens and strategies of the rewards submissions of every AVS it is
+// actively registered with and of the operator-directed submissions that
+// pay it. An operator without any has empty lists.
+func (db *DB) RewardsByOperators(ctx context.Context, operators []string) ([]OperatorRewards, error) {
+	var out []OperatorRewards
+	if err := db.SelectContext(ctx, &out, `
+		SELECT k.key AS operator_address,
+		       ARRAY(
+		           SELECT r.token_address FROM rewards_submissions r
+		           JOIN avs_operators ao ON ao.avs_address = r.avs_address
+		           WHERE ao.operator_address = k.key AND ao.is_active
+		           UNION
+		           SELECT r.token_address FROM rewards_submission_operators ro
+		           JOIN rewards_submissions r ON r.rewards_submission_hash = ro.rewards_submission_hash
+		           WHERE ro.operator_address = k.key
+		           ORDER BY 1) AS reward_tokens,
+		       ARRAY(
+		           SELECT ars.strategy_address FROM avs_reward_strategies ars
+		           JOIN avs_operators ao ON ao.avs_address = ars.avs_address
+		           WHERE ao.operator_address = k.key AND ao.is_active
+		           UNION
+		           SELECT rss.strategy_address FROM rewards_submission_operators ro
+		           JOIN rewards_submission_strategies rss ON rss.rewards_submission_hash = ro.rewards_submission_hash
+		           WHERE ro.operator_address = k.key
+		           ORDER BY 1) AS reward_strategies
+		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
+		ORDER BY k.position`, pq.Array(operators)); err != nil {
+		return nil, fmt.Errorf("operator rewards: %w", Classify(err))
+	}
+	return out, nil
+}

@@ -100,6 +100,16 @@ type MaxMagnitude struct {
 	MaxMagnitude string `json:"maxMagnitude"`
 }
 
+// What an operator is rewarded in and for.
+type OperatorRewards struct {
+	// The operator address.
+	Address string `json:"address"`
+	// The reward tokens, by address.
+	RewardTokens []string `json:"rewardTokens"`
+	// The rewarded strategies, by address.
+	RewardStrategies []string `json:"rewardStrategies"`
+}
+
 // The root of the graph. Root lists mirror the REST lists, with the same filters,
 // sorts and paging.
 type Query struct {
