@@ -409,6 +409,7 @@ type ComplexityRoot struct {
 		AvsList            func(childComplexity int, searchMode *model.SearchMode, searchByText *string, sortByApy *model.SortOrder, sortByTvl *model.SortOrder, sortByTotalStakers *model.SortOrder, sortByTotalOperators *model.SortOrder, includeInvisible *bool, skip *int, take *int) int
 		DelegationEvents   func(childComplexity int, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, stakerAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) int
 		DepositEvents      func(childComplexity int, txHash *string, tokenAddress *string, strategyAddress *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) int
+		Deposits           func(childComplexity int, stakerAddress *string, tokenAddress *string, strategyAddress *string, skip *int, take *int) int
 		Metrics            func(childComplexity int) int
 		Operator           func(childComplexity int, address string) int
 		OperatorSet        func(childComplexity int, avs string, id int) int
@@ -858,6 +859,7 @@ type QueryResolver interface {
 	RewardStrategies(ctx context.Context) (*model.RewardStrategies, error)
 	Metrics(ctx context.Context) (*model.Metrics, error)
 	DelegationEvents(ctx context.Context, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, stakerAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.DelegationEventPage, error)
+	Deposits(ctx context.Context, stakerAddress *string, tokenAddress *string, strategyAddress *string, skip *int, take *int) (*model.DepositPage, error)
 	DepositEvents(ctx context.Context, txHash *string, tokenAddress *string, strategyAddress *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.DepositEventPage, error)
 	WithdrawalEvents(ctx context.Context, txHash *string, typeArg *model.WithdrawalEventType, withdrawalRoot *string, delegatedTo *string, withdrawer *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.WithdrawalEventPage, error)
 	RewardsEvents(ctx context.Context, txHash *string, rewardsSubmissionHash *string, rewardsSubmissionToken *string, avsAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.RewardsEventPage, error)
@@ -2565,6 +2567,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.DepositEvents(childComplexity, args["txHash"].(*string), args["tokenAddress"].(*string), args["strategyAddress"].(*string), args["stakerAddress"].(*string), args["startAt"].(*string), args["endAt"].(*string), args["skip"].(*int), args["take"].(*int)), true
+	case "Query.deposits":
+		if e.ComplexityRoot.Query.Deposits == nil {
+			break
+		}
+
+		args, err := ec.field_Query_deposits_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Deposits(childComplexity, args["stakerAddress"].(*string), args["tokenAddress"].(*string), args["strategyAddress"].(*string), args["skip"].(*int), args["take"].(*int)), true
 
 	case "Query.metrics":
 		if e.ComplexityRoot.Query.Metrics == nil {
@@ -4383,6 +4396,23 @@ type Query {
     "Records to return, 1 to 1000."
     take: Int = 12
   ): DelegationEventPage!
+
+  """
+  All deposits into strategies, newest first, paginated. Matches
+  ` + "`" + `GET /deposits` + "`" + `; the event feed of the same deposits is ` + "`" + `depositEvents` + "`" + `.
+  """
+  deposits(
+    "Only deposits of this staker."
+    stakerAddress: Address
+    "Only deposits of this token (the deposit's ` + "`" + `tokenAddress` + "`" + `)."
+    tokenAddress: Address
+    "Only deposits into this strategy."
+    strategyAddress: Address
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): DepositPage!
 
   """
   Deposits into strategies across the protocol, newest first, paginated.
@@ -8294,6 +8324,52 @@ func (ec *executionContext) field_Query_depositEvents_args(ctx context.Context, 
 		return nil, err
 	}
 	args["take"] = arg7
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_deposits_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "stakerAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["stakerAddress"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "tokenAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tokenAddress"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "strategyAddress",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOAddress2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["strategyAddress"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg4
 	return args, nil
 }
 
@@ -16228,6 +16304,50 @@ func (ec *executionContext) fieldContext_Query_delegationEvents(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_delegationEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_deposits(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_deposits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Deposits(ctx, fc.Args["stakerAddress"].(*string), fc.Args["tokenAddress"].(*string), fc.Args["strategyAddress"].(*string), fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DepositPage) graphql.Marshaler {
+			return ec.marshalNDepositPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐDepositPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_deposits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DepositPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_deposits_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -27526,6 +27646,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_delegationEvents(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "deposits":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_deposits(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

@@ -855,13 +855,34 @@ func (r *queryResolver) DelegationEvents(ctx context.Context, txHash *string, ty
 	return &model.DelegationEventPage{Data: data, Meta: meta}, nil
 }
 
+// Deposits is the resolver for the deposits field.
+func (r *queryResolver) Deposits(ctx context.Context, stakerAddress *string, tokenAddress *string, strategyAddress *string, skip *int, take *int) (*model.DepositPage, error) {
+	page, err := pageFrom(skip, take)
+	if err != nil {
+		return nil, err
+	}
+	f := store.DepositFilter{
+		Staker:   stringValue(stakerAddress),
+		Token:    stringValue(tokenAddress),
+		Strategy: stringValue(strategyAddress),
+	}
+	data, meta, err := feedPage(ctx, page,
+		func(ctx context.Context, db *store.DB) ([]store.Deposit, error) { return db.ListDeposits(ctx, f, page) },
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountDeposits(ctx, f) },
+		withErr(depositFromStore))
+	if err != nil {
+		return nil, err
+	}
+	return &model.DepositPage{Data: data, Meta: meta}, nil
+}
+
 // DepositEvents is the resolver for the depositEvents field.
 func (r *queryResolver) DepositEvents(ctx context.Context, txHash *string, tokenAddress *string, strategyAddress *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.DepositEventPage, error) {
 	args, err := feedArgsFrom(ctx, txHash, startAt, endAt, skip, take)
 	if err != nil {
 		return nil, err
 	}
-	f := store.DepositEventFilter{
+	f := store.DepositFilter{
 		Start:    args.Start,
 		End:      args.End,
 		TxHash:   args.TxHash,
@@ -871,9 +892,9 @@ func (r *queryResolver) DepositEvents(ctx context.Context, txHash *string, token
 	}
 	data, meta, err := feedPage(ctx, args.Page,
 		func(ctx context.Context, db *store.DB) ([]store.Deposit, error) {
-			return db.ListDepositEvents(ctx, f, args.Page)
+			return db.ListDeposits(ctx, f, args.Page)
 		},
-		func(ctx context.Context, db *store.DB) (int, error) { return db.CountDepositEvents(ctx, f) },
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountDeposits(ctx, f) },
 		depositEventFromStore)
 	if err != nil {
 		return nil, err

@@ -54,7 +54,7 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"operator_addresses":       operatorAddressesOp,
 		"operator_rewards":         operatorRewardsOp,
 		"withdrawal_detail":        withdrawalDetailOp,
-		"staker_deposits":          stakerDepositsOp,
+		"deposits":                 depositsOp,
 		"avs_stakers":              avsStakersOp,
 		"total_count":              totalCountOp,
 		"total_tvl":                totalTVLOp,

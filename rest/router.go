@@ -106,6 +106,7 @@ func NewHandler(cfg Config) http.Handler {
 		r.Get("/stakers/{address}/withdrawals/queued_withdrawable", h.stakerWithdrawals("queued_withdrawable"))
 		r.Get("/stakers/{address}/withdrawals/completed", h.stakerWithdrawals("completed"))
 		r.Get("/stakers/{address}/deposits", h.stakerDeposits)
+		r.Get("/deposits", h.deposits)
 		r.Get("/slashings", h.slashings)
 		r.Get("/metrics", h.metrics)
 		r.Get("/metrics/tvl/restaking", h.serveWithChange(restakingTVLOp))

@@ -328,6 +328,7 @@ func TestRoutesAgainstDemoData(t *testing.T) {
 	t.Run("withdrawal_detail", func(t *testing.T) { testWithdrawalDetail(t, c) })
 	t.Run("staker_withdrawals", func(t *testing.T) { testStakerWithdrawals(t, c) })
 	t.Run("staker_deposits", func(t *testing.T) { testStakerDeposits(t, c) })
+	t.Run("deposits", func(t *testing.T) { testDeposits(t, c) })
 	t.Run("avs_stakers", func(t *testing.T) { testAVSStakers(t, c) })
 	t.Run("metrics", func(t *testing.T) { testMetrics(t, c) })
 	t.Run("historical_count_stakers", func(t *testing.T) { testHistoricalStakerCount(t, c) })

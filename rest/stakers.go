@@ -13,13 +13,29 @@ import (
 var (
 	//go:embed operations/staker_delegation_events.graphql
 	stakerDelegationEventsOp string
-	//go:embed operations/staker_deposits.graphql
-	stakerDepositsOp string
+	//go:embed operations/deposits.graphql
+	depositsOp string
 )
 
+// deposits serves GET /deposits: every deposit, newest first, optionally
+// of one staker, token or strategy.
+func (h *handlers) deposits(w http.ResponseWriter, r *http.Request) {
+	p := newParams(r.URL.Query())
+	vs := vars{}
+	setOptional(vs, "stakerAddress", p.Address("stakerAddress"))
+	setOptional(vs, "tokenAddress", p.Address("tokenAddress"))
+	setOptional(vs, "strategyAddress", p.Address("strategyAddress"))
+	vs["skip"], vs["take"] = p.Page()
+	if err := p.Err(); err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	h.serve(w, r, depositsOp, vs, "", "result")
+}
+
 // stakerDeposits serves GET /stakers/{address}/deposits: the staker's
-// deposits into strategies, newest first. A staker without deposits has an
-// empty list.
+// deposits into strategies, newest first, as GET /deposits lists them. A
+// staker without deposits has an empty list.
 func (h *handlers) stakerDeposits(w http.ResponseWriter, r *http.Request) {
 	addr, err := pathAddress("address", chi.URLParam(r, "address"))
 	if err != nil {
@@ -27,13 +43,13 @@ func (h *handlers) stakerDeposits(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := newParams(r.URL.Query())
-	vs := vars{"address": addr}
+	vs := vars{"stakerAddress": addr}
 	vs["skip"], vs["take"] = p.Page()
 	if err := p.Err(); err != nil {
 		respond.Error(w, r, err)
 		return
 	}
-	h.serve(w, r, stakerDepositsOp, vs, "", "staker", "result")
+	h.serve(w, r, depositsOp, vs, "", "result")
 }
 
 // delegationTypes are the values of a delegation event's type.

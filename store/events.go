@@ -62,10 +62,10 @@ func (db *DB) countRows(ctx context.Context, what, query string, args ...any) (i
 	return n, nil
 }
 
-// DepositEventFilter selects deposits. The time range [Start, End] is
-// required; the other fields are optional. Token matches the deposited
-// token as Deposit.TokenAddress reports it.
-type DepositEventFilter struct {
+// DepositFilter selects deposits; every field is optional. Start and End
+// bound the deposits' time when set. Token matches the deposited token as
+// Deposit.TokenAddress reports it.
+type DepositFilter struct {
 	Start    time.Time
 	End      time.Time
 	TxHash   string
@@ -74,16 +74,27 @@ type DepositEventFilter struct {
 	Staker   string
 }
 
-func (f DepositEventFilter) conditions(q *queryArgs) []string {
-	conds := []string{
-		"d.block_time >= " + q.add(f.Start.UTC()),
-		"d.block_time <= " + q.add(f.End.UTC()),
+// isZero reports whether f selects every deposit.
+func (f DepositFilter) isZero() bool { return f == DepositFilter{} }
+
+func (f DepositFilter) conditions(q *queryArgs) []string {
+	var conds []string
+	if !f.Start.IsZero() {
+		conds = append(conds, "d.block_time >= "+q.add(f.Start.UTC()))
+	}
+	if !f.End.IsZero() {
+		conds = append(conds, "d.block_time <= "+q.add(f.End.UTC()))
 	}
 	if f.TxHash != "" {
 		conds = append(conds, "d.tx_hash = "+q.add(f.TxHash))
 	}
 	if f.Token != "" {
-		conds = append(conds, "COALESCE(d.token_address, s.underlying_token) = "+q.add(f.Token))
+		// The token a deposit names, or for one that names none its
+		// strategy's underlying token (see Deposit.TokenAddress), written
+		// so that the token and strategy indexes can serve it: an array
+		// of strategies, not a subquery the planner hashes row by row.
+		t := q.add(f.Token)
+		conds = append(conds, "(d.token_address = "+t+" OR (d.token_address IS NULL AND d.strategy_address = ANY(ARRAY(SELECT address FROM strategies WHERE underlying_token = "+t+"))))")
 	}
 	if f.Strategy != "" {
 		conds = append(conds, "d.strategy_address = "+q.add(f.Strategy))
@@ -94,10 +105,9 @@ func (f DepositEventFilter) conditions(q *queryArgs) []string {
 	return conds
 }
 
-// ListDepositEvents returns one page of the deposits matching f, newest
-// first, with the value of their shares at the strategy's current rate and
-// price.
-func (db *DB) ListDepositEvents(ctx context.Context, f DepositEventFilter, p Page) ([]Deposit, error) {
+// ListDeposits returns one page of the deposits matching f, newest first,
+// with the value of their shares at the strategy's current rate and price.
+func (db *DB) ListDeposits(ctx context.Context, f DepositFilter, p Page) ([]Deposit, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -113,7 +123,6 @@ func (db *DB) ListDepositEvents(ctx context.Context, f DepositEventFilter, p Pag
 		FROM (
 			SELECT d.block_time, d.block_number, d.log_index
 			FROM deposits d
-			LEFT JOIN strategies s ON s.address = d.strategy_address
 			`+where(conds...)+`
 			ORDER BY d.block_time DESC, d.block_number DESC, d.log_index DESC
 			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
@@ -121,21 +130,24 @@ func (db *DB) ListDepositEvents(ctx context.Context, f DepositEventFilter, p Pag
 		JOIN deposits d ON d.block_number = x.block_number AND d.log_index = x.log_index
 		LEFT JOIN strategies s ON s.address = d.strategy_address
 		ORDER BY x.block_time DESC, x.block_number DESC, x.log_index DESC`, q.args...); err != nil {
-		return nil, fmt.Errorf("list deposit events: %w", Classify(err))
+		return nil, fmt.Errorf("list deposits: %w", Classify(err))
 	}
 	return out, nil
 }
 
-// CountDepositEvents returns the number of deposits matching f.
-func (db *DB) CountDepositEvents(ctx context.Context, f DepositEventFilter) (int, error) {
+// CountDeposits returns the number of deposits matching f. The number of
+// all deposits is the latest daily snapshot's, which every refresh derives
+// in the transaction that applies events, instead of a count of millions
+// of rows.
+func (db *DB) CountDeposits(ctx context.Context, f DepositFilter) (int, error) {
+	if f.isZero() {
+		return db.countRows(ctx, "count deposits", `
+			SELECT COALESCE((SELECT total_deposits FROM daily_snapshots ORDER BY day DESC LIMIT 1), 0)`)
+	}
 	var q queryArgs
 	conds := f.conditions(&q)
-	join := ""
-	if f.Token != "" {
-		join = "LEFT JOIN strategies s ON s.address = d.strategy_address"
-	}
-	return db.countRows(ctx, "count deposit events", `
-		SELECT count(*) FROM deposits d `+join+` `+where(conds...), q.args...)
+	return db.countRows(ctx, "count deposits", `
+		SELECT count(*) FROM deposits d `+where(conds...), q.args...)
 }
 
 // The kinds of withdrawal event.

@@ -300,7 +300,7 @@ type Deposit struct {
 	Shares          string  `db:"shares"`
 	// UnderlyingToken, UnderlyingValue and ETHValue are the strategy's
 	// underlying token and the shares' value in it and in ETH at the
-	// strategy's current rate and price; only ListDepositEvents sets them.
+	// strategy's current rate and price; only ListDeposits sets them.
 	UnderlyingToken *string `db:"underlying_token"`
 	UnderlyingValue *string `db:"underlying_value"`
 	ETHValue        *string `db:"eth_value"`
