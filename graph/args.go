@@ -273,3 +273,15 @@ func slashingDatesFrom(startAt, endAt *string) (start, end *time.Time, err error
 	}
 	return start, end, nil
 }
+
+// stakerFilterFrom validates the optional updatedSince argument of a
+// staker list.
+func stakerFilterFrom(updatedSince *string) (store.StakerFilter, error) {
+	var f store.StakerFilter
+	if updatedSince == nil || *updatedSince == "" {
+		return f, nil
+	}
+	t, err := parseISOTime("updatedSince", *updatedSince)
+	f.UpdatedSince = t
+	return f, err
+}

@@ -421,6 +421,7 @@ type ComplexityRoot struct {
 		RewardsSubmission  func(childComplexity int, rewardsSubmissionHash string) int
 		Slashings          func(childComplexity int, avs *string, operator *string, strategy *string, startAt *string, endAt *string, skip *int, take *int) int
 		Staker             func(childComplexity int, address string) int
+		Stakers            func(childComplexity int, updatedSince *string, skip *int, take *int) int
 		Strategies         func(childComplexity int) int
 		Strategy           func(childComplexity int, address string) int
 		Withdrawal         func(childComplexity int, withdrawalRoot string) int
@@ -848,6 +849,7 @@ type QueryResolver interface {
 	Operators(ctx context.Context, searchMode *model.SearchMode, searchByText *string, sortByApy *model.SortOrder, sortByTvl *model.SortOrder, sortByTotalAvs *model.SortOrder, sortByTotalStakers *model.SortOrder, skip *int, take *int) (*model.OperatorPage, error)
 	Operator(ctx context.Context, address string) (*model.Operator, error)
 	Staker(ctx context.Context, address string) (*model.Staker, error)
+	Stakers(ctx context.Context, updatedSince *string, skip *int, take *int) (*model.StakerPage, error)
 	Withdrawals(ctx context.Context, stakerAddress *string, delegatedTo *string, strategyAddress *string, status *model.WithdrawalStatus, skip *int, take *int) (*model.WithdrawalPage, error)
 	Withdrawal(ctx context.Context, withdrawalRoot string) (*model.Withdrawal, error)
 	OperatorSet(ctx context.Context, avs string, id int) (*model.OperatorSet, error)
@@ -2690,6 +2692,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Staker(childComplexity, args["address"].(string)), true
+	case "Query.stakers":
+		if e.ComplexityRoot.Query.Stakers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_stakers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Stakers(childComplexity, args["updatedSince"].(*string), args["skip"].(*int), args["take"].(*int)), true
 	case "Query.strategies":
 		if e.ComplexityRoot.Query.Strategies == nil {
 			break
@@ -4293,6 +4306,19 @@ type Query {
   delegation, no shares and empty lists (` + "`" + `createdAt` + "`" + ` is then null).
   """
   staker("The staker address." address: Address!): Staker!
+
+  """
+  All stakers the service has seen, by address, paginated. Matches
+  ` + "`" + `GET /stakers` + "`" + `.
+  """
+  stakers(
+    "Only stakers whose record (delegation or shares) last changed at or after this time, ISO 8601."
+    updatedSince: String
+    "Records to skip."
+    skip: Int = 0
+    "Records to return, 1 to 1000."
+    take: Int = 12
+  ): StakerPage!
 
   "Withdrawals, newest first, paginated. Matches ` + "`" + `GET /withdrawals` + "`" + `."
   withdrawals(
@@ -8736,6 +8762,36 @@ func (ec *executionContext) field_Query_staker_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["address"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_stakers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "updatedSince",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["updatedSince"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "skip",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["skip"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "take",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["take"] = arg2
 	return args, nil
 }
 
@@ -15856,6 +15912,50 @@ func (ec *executionContext) fieldContext_Query_staker(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_staker_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_stakers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_stakers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Stakers(ctx, fc.Args["updatedSince"].(*string), fc.Args["skip"].(*int), fc.Args["take"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.StakerPage) graphql.Marshaler {
+			return ec.marshalNStakerPage2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_stakers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakerPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_stakers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -27404,6 +27504,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_staker(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "stakers":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_stakers(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}

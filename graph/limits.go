@@ -316,6 +316,7 @@ func setComplexity(c *ComplexityRoot) {
 	c.Query.DelegationEvents = func(child int, _ *string, _ *model.DelegationEventType, _, _, _, _, _ *string, _, take *int) int {
 		return pagedComplexity(child, take)
 	}
+	c.Query.Stakers = func(child int, _ *string, _, take *int) int { return pagedComplexity(child, take) }
 	c.Query.Deposits = func(child int, _, _, _ *string, _, take *int) int { return pagedComplexity(child, take) }
 	c.Query.DepositEvents = func(child int, _, _, _, _, _, _ *string, _, take *int) int { return pagedComplexity(child, take) }
 	c.Query.WithdrawalEvents = func(child int, _ *string, _ *model.WithdrawalEventType, _, _, _, _, _, _ *string, _, take *int) int {

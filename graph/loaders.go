@@ -60,7 +60,7 @@ type loaders struct {
 	avsOperators           *dataloader.Loader[pageKey[avsOperatorArgs], []store.AVSOperator]
 	avsOperatorCounts      *dataloader.Loader[pageKey[store.AVSOperatorFilter], int]
 	avsStakers             *dataloader.Loader[pageKey[avsStakerArgs], []store.OperatorStaker]
-	avsStakerCounts        *dataloader.Loader[pageKey[store.AVSStakerFilter], int]
+	avsStakerCounts        *dataloader.Loader[pageKey[store.StakerFilter], int]
 	operatorStakers        *dataloader.Loader[pageKey[store.Page], []store.OperatorStaker]
 	operatorStakerCounts   *dataloader.Loader[pageKey[struct{}], int]
 	stakerEvents           *dataloader.Loader[pageKey[eventArgs], []store.DelegationEvent]
@@ -113,7 +113,7 @@ type avsOperatorArgs struct {
 
 // avsStakerArgs are the arguments of Avs.stakers.
 type avsStakerArgs struct {
-	Filter store.AVSStakerFilter
+	Filter store.StakerFilter
 	Page   store.Page
 }
 

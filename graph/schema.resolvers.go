@@ -94,11 +94,9 @@ func (r *avsResolver) Stakers(ctx context.Context, obj *model.Avs, updatedSince 
 	if err != nil {
 		return nil, err
 	}
-	var filter store.AVSStakerFilter
-	if updatedSince != nil {
-		if filter.UpdatedSince, err = parseISOTime("updatedSince", *updatedSince); err != nil {
-			return nil, err
-		}
+	filter, err := stakerFilterFrom(updatedSince)
+	if err != nil {
+		return nil, err
 	}
 	rows, err := loadPage(ctx, loadersFor(ctx).avsStakers, obj.Address, avsStakerArgs{Filter: filter, Page: page})
 	if err != nil {
@@ -676,6 +674,28 @@ func (r *queryResolver) Operator(ctx context.Context, address string) (*model.Op
 // Staker is the resolver for the staker field.
 func (r *queryResolver) Staker(ctx context.Context, address string) (*model.Staker, error) {
 	return rootStaker(ctx, address)
+}
+
+// Stakers is the resolver for the stakers field.
+func (r *queryResolver) Stakers(ctx context.Context, updatedSince *string, skip *int, take *int) (*model.StakerPage, error) {
+	page, err := pageFrom(skip, take)
+	if err != nil {
+		return nil, err
+	}
+	filter, err := stakerFilterFrom(updatedSince)
+	if err != nil {
+		return nil, err
+	}
+	data, meta, err := feedPage(ctx, page,
+		func(ctx context.Context, db *store.DB) ([]store.Staker, error) {
+			return db.ListStakers(ctx, filter, page)
+		},
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountStakers(ctx, filter) },
+		withErr(func(s store.Staker) *model.Staker { return stakerFromStore(&s) }))
+	if err != nil {
+		return nil, err
+	}
+	return &model.StakerPage{Data: data, Meta: meta}, nil
 }
 
 // Withdrawals is the resolver for the withdrawals field.

@@ -12,8 +12,12 @@ import (
 	"github.com/stakegraph/stakegraph/internal/respond"
 )
 
-//go:embed operations/avs_stakers.graphql
-var avsStakersOp string
+var (
+	//go:embed operations/avs_stakers.graphql
+	avsStakersOp string
+	//go:embed operations/stakers.graphql
+	stakersOp string
+)
 
 // avsStakers serves GET /avs/{address}/stakers: the stakers delegated to
 // the AVS's registered operators, by operator then staker address, in
@@ -37,12 +41,37 @@ func (h *handlers) avsStakers(w http.ResponseWriter, r *http.Request) {
 		respond.Error(w, r, notFoundError(err, "no AVS has the address "+chi.URLParam(r, "address")))
 		return
 	}
+	respondStakers(w, r, raw)
+}
+
+// stakers serves GET /stakers: every staker, by address, in
+// EigenExplorer's shape (see restStakerFromGraph).
+func (h *handlers) stakers(w http.ResponseWriter, r *http.Request) {
+	p := newParams(r.URL.Query())
+	vs := vars{"withTvl": p.Bool("withTvl")}
+	setOptional(vs, "updatedSince", formatTime(p.Time("updatedSince")))
+	vs["skip"], vs["take"] = p.Page()
+	if err := p.Err(); err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	raw, err := h.result(r.Context(), stakersOp, vs, "result")
+	if err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	respondStakers(w, r, raw)
+}
+
+// respondStakers answers with the page of stakers raw in EigenExplorer's
+// shape.
+func respondStakers(w http.ResponseWriter, r *http.Request, raw json.RawMessage) {
 	var page struct {
 		Data []graphStaker   `json:"data"`
 		Meta json.RawMessage `json:"meta"`
 	}
 	if err := decode(raw, &page); err != nil {
-		respond.Error(w, r, fmt.Errorf("decode AVS stakers: %w", err))
+		respond.Error(w, r, fmt.Errorf("decode stakers: %w", err))
 		return
 	}
 	out := struct {
@@ -77,7 +106,7 @@ type graphShare struct {
 // decimal strings, and each share naming its staker.
 type restStaker struct {
 	Address         string          `json:"address"`
-	OperatorAddress *string         `json:"operatorAddress"`
+	OperatorAddress string          `json:"operatorAddress"`
 	CreatedAtBlock  string          `json:"createdAtBlock"`
 	UpdatedAtBlock  string          `json:"updatedAtBlock"`
 	CreatedAt       *string         `json:"createdAt"`
@@ -94,12 +123,17 @@ type restShare struct {
 }
 
 // restStakerFromGraph converts a staker of the GraphQL answer to
-// EigenExplorer's shape. A staker listed under an AVS is delegated, so it
-// has its operator and its blocks.
+// EigenExplorer's shape. EigenExplorer's document requires an operator:
+// an undelegated staker's is the zero address, which is also what the
+// DelegationManager's delegatedTo answers for it.
 func restStakerFromGraph(s graphStaker) restStaker {
+	operator := zeroAddress
+	if s.OperatorAddress != nil {
+		operator = *s.OperatorAddress
+	}
 	out := restStaker{
 		Address:         s.Address,
-		OperatorAddress: s.OperatorAddress,
+		OperatorAddress: operator,
 		CreatedAtBlock:  blockText(s.CreatedAtBlock),
 		UpdatedAtBlock:  blockText(s.UpdatedAtBlock),
 		CreatedAt:       s.CreatedAt,

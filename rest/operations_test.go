@@ -56,6 +56,7 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"withdrawal_detail":        withdrawalDetailOp,
 		"deposits":                 depositsOp,
 		"avs_stakers":              avsStakersOp,
+		"stakers":                  stakersOp,
 		"total_count":              totalCountOp,
 		"total_tvl":                totalTVLOp,
 		"beacon_chain_tvl":         beaconChainTVLOp,

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // testStakerWithdrawals checks the per-staker withdrawal routes against
@@ -306,4 +307,73 @@ func testDeposits(t *testing.T, c *client) {
 	}
 	c.failsEE(t, "/deposits?tokenAddress=0x12", http.StatusUnprocessableEntity, "unprocessable_entity", "tokenAddress")
 	c.failsEE(t, "/deposits?take=0", http.StatusUnprocessableEntity, "unprocessable_entity", "take")
+}
+
+// testStakers checks GET /stakers: every staker by address, its totals
+// against SQL (unfiltered, read from the daily snapshot, and since a time),
+// its pages, the zero address for undelegated stakers, and the answers
+// against EigenExplorer's document.
+func testStakers(t *testing.T, c *client) {
+	type staker struct {
+		Address, OperatorAddress, CreatedAtBlock, UpdatedAtBlock, CreatedAt, UpdatedAt string
+		Shares                                                                         []struct{ StrategyAddress, Shares string }
+	}
+	type stakerPage struct {
+		Data []staker
+		Meta meta
+	}
+	count := func(cond string, args ...any) int {
+		var n int
+		if err := c.db.Get(&n, `SELECT count(*) FROM stakers WHERE `+cond, args...); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	var all stakerPage
+	c.okEE(t, "/stakers?take=1000&withTvl=true", &all)
+	if want := count("true"); all.Meta.Total != want || len(all.Data) != min(1000, want) {
+		t.Fatalf("/stakers: total %d, %d records; SQL counts %d", all.Meta.Total, len(all.Data), want)
+	}
+	for i := 1; i < len(all.Data); i++ {
+		if all.Data[i].Address <= all.Data[i-1].Address {
+			t.Fatalf("/stakers: not by address at %d", i)
+		}
+	}
+	var page stakerPage
+	c.okEE(t, "/stakers?skip=500&take=20", &page)
+	for i, s := range page.Data {
+		if w := all.Data[500+i]; s.Address != w.Address || s.OperatorAddress != w.OperatorAddress {
+			t.Fatalf("/stakers?skip=500: record %d is %s, want %s", i, s.Address, w.Address)
+		}
+	}
+	var delegated, undelegated int
+	for _, s := range all.Data {
+		var op *string
+		if err := c.db.Get(&op, `SELECT operator_address FROM stakers WHERE address = $1`, s.Address); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case op == nil && s.OperatorAddress == zeroAddress:
+			undelegated++
+		case op != nil && s.OperatorAddress == *op:
+			delegated++
+		default:
+			t.Fatalf("/stakers: %s has operator %s; the database has %v", s.Address, s.OperatorAddress, op)
+		}
+	}
+	if delegated == 0 || undelegated == 0 {
+		t.Errorf("/stakers: %d delegated and %d undelegated stakers; both kinds must be exercised", delegated, undelegated)
+	}
+	since := demoNow.Add(-3 * 24 * time.Hour)
+	var recent stakerPage
+	c.okEE(t, "/stakers?take=1000&updatedSince="+since.Format(time.RFC3339), &recent)
+	if want := count("updated_at >= $1", since); recent.Meta.Total != want || want == 0 || want == all.Meta.Total {
+		t.Errorf("/stakers?updatedSince: total %d; SQL counts %d of %d", recent.Meta.Total, want, all.Meta.Total)
+	}
+	for _, s := range recent.Data {
+		if s.UpdatedAt < since.Format("2006-01-02T15:04:05") {
+			t.Fatalf("/stakers?updatedSince: %s updated at %s", s.Address, s.UpdatedAt)
+		}
+	}
+	c.failsEE(t, "/stakers?updatedSince=yesterday", http.StatusUnprocessableEntity, "unprocessable_entity", "updatedSince")
 }

@@ -88,7 +88,7 @@ const avsStakerCondition = `ao.is_active
 // stakers (those its totalStakers counts) ordered by operator and staker
 // address, which walks the registration and staker indexes in order, all in
 // one statement. Rows are grouped by AVS in the order of avs.
-func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f AVSStakerFilter, p Page) ([]OperatorStaker, error) {
+func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, p Page) ([]OperatorStaker, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f AVSStakerFilte
 
 // CountAVSStakers returns the number of stakers (as ListAVSStakers selects
 // them) of each of the given AVS; AVS with none are left out of the map.
-func (db *DB) CountAVSStakers(ctx context.Context, avs []string, f AVSStakerFilter) (map[string]int, error) {
+func (db *DB) CountAVSStakers(ctx context.Context, avs []string, f StakerFilter) (map[string]int, error) {
 	return db.countByKey(ctx, "count avs stakers", `
 		SELECT a.address AS key, count(*) AS n
 		FROM avs a
@@ -125,20 +125,49 @@ func (db *DB) CountAVSStakers(ctx context.Context, avs []string, f AVSStakerFilt
 		GROUP BY a.address`, pq.Array(avs), f.since())
 }
 
-// AVSStakerFilter narrows the stakers of an AVS; the zero value selects
-// them all. It is comparable, so that it can key a batch.
-type AVSStakerFilter struct {
+// StakerFilter narrows a list of stakers; the zero value selects them
+// all. It is comparable, so that it can key a batch.
+type StakerFilter struct {
 	// UpdatedSince, when not zero, keeps the stakers whose record (their
 	// delegation or their shares) last changed at or after it.
 	UpdatedSince time.Time
 }
 
 // since is UpdatedSince as a statement argument: nil when zero.
-func (f AVSStakerFilter) since() any {
+func (f StakerFilter) since() any {
 	if f.UpdatedSince.IsZero() {
 		return nil
 	}
 	return f.UpdatedSince.UTC()
+}
+
+// ListStakers returns one page of the stakers matching f, by address.
+func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	var out []Staker
+	if err := db.SelectContext(ctx, &out, `
+		SELECT `+stakerColumns+`
+		FROM stakers s
+		WHERE ($1::timestamptz IS NULL OR s.updated_at >= $1)
+		ORDER BY s.address
+		LIMIT $2 OFFSET $3`, f.since(), p.Take, p.Skip); err != nil {
+		return nil, fmt.Errorf("list stakers: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// CountStakers returns the number of stakers matching f. The number of all
+// stakers is the latest daily snapshot's, which every refresh derives in
+// the transaction that applies events.
+func (db *DB) CountStakers(ctx context.Context, f StakerFilter) (int, error) {
+	if f == (StakerFilter{}) {
+		return db.countRows(ctx, "count stakers", `
+			SELECT COALESCE((SELECT total_stakers FROM daily_snapshots ORDER BY day DESC LIMIT 1), 0)`)
+	}
+	return db.countRows(ctx, "count stakers", `
+		SELECT count(*) FROM stakers s WHERE s.updated_at >= $1`, f.since())
 }
 
 // DelegationEvent is a stored delegation event. Strategy, Shares and the
