@@ -183,6 +183,11 @@ type ComplexityRoot struct {
 		Value   func(childComplexity int) int
 	}
 
+	ClaimedRewards struct {
+		CumulativeAmount func(childComplexity int) int
+		TokenAddress     func(childComplexity int) int
+	}
+
 	CountHistory struct {
 		Data func(childComplexity int) int
 	}
@@ -577,11 +582,18 @@ type ComplexityRoot struct {
 		DelegationEvents func(childComplexity int, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) int
 		Deposits         func(childComplexity int, skip *int, take *int) int
 		OperatorAddress  func(childComplexity int) int
+		Rewards          func(childComplexity int) int
 		Shares           func(childComplexity int) int
 		Tvl              func(childComplexity int) int
 		UpdatedAt        func(childComplexity int) int
 		UpdatedAtBlock   func(childComplexity int) int
 		Withdrawals      func(childComplexity int, status *model.WithdrawalStatus, skip *int, take *int) int
+	}
+
+	StakerAvsApy struct {
+		Apy        func(childComplexity int) int
+		AvsAddress func(childComplexity int) int
+		Strategies func(childComplexity int) int
 	}
 
 	StakerCount struct {
@@ -593,6 +605,20 @@ type ComplexityRoot struct {
 	StakerPage struct {
 		Data func(childComplexity int) int
 		Meta func(childComplexity int) int
+	}
+
+	StakerRewards struct {
+		AggregateApy func(childComplexity int) int
+		AvsApys      func(childComplexity int) int
+		NativeApy    func(childComplexity int) int
+		StrategyApys func(childComplexity int) int
+		TokenAmounts func(childComplexity int) int
+	}
+
+	StakerStrategyApy struct {
+		Apy             func(childComplexity int) int
+		StrategyAddress func(childComplexity int) int
+		Tokens          func(childComplexity int) int
 	}
 
 	Strategy struct {
@@ -637,6 +663,11 @@ type ComplexityRoot struct {
 		StrategyAddress func(childComplexity int) int
 		Tvl             func(childComplexity int) int
 		TvlEth          func(childComplexity int) int
+	}
+
+	TokenApy struct {
+		Apy          func(childComplexity int) int
+		TokenAddress func(childComplexity int) int
 	}
 
 	TotalCount struct {
@@ -900,6 +931,7 @@ type StakerResolver interface {
 	Tvl(ctx context.Context, obj *model.Staker) (*model.Tvl, error)
 	DelegationEvents(ctx context.Context, obj *model.Staker, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.DelegationEventPage, error)
 	Withdrawals(ctx context.Context, obj *model.Staker, status *model.WithdrawalStatus, skip *int, take *int) (*model.WithdrawalPage, error)
+	Rewards(ctx context.Context, obj *model.Staker) (*model.StakerRewards, error)
 	Deposits(ctx context.Context, obj *model.Staker, skip *int, take *int) (*model.DepositPage, error)
 }
 type StrategyResolver interface {
@@ -1509,6 +1541,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Change.Value(childComplexity), true
+
+	case "ClaimedRewards.cumulativeAmount":
+		if e.ComplexityRoot.ClaimedRewards.CumulativeAmount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimedRewards.CumulativeAmount(childComplexity), true
+	case "ClaimedRewards.tokenAddress":
+		if e.ComplexityRoot.ClaimedRewards.TokenAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ClaimedRewards.TokenAddress(childComplexity), true
 
 	case "CountHistory.data":
 		if e.ComplexityRoot.CountHistory.Data == nil {
@@ -3357,6 +3402,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Staker.OperatorAddress(childComplexity), true
+	case "Staker.rewards":
+		if e.ComplexityRoot.Staker.Rewards == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Staker.Rewards(childComplexity), true
 	case "Staker.shares":
 		if e.ComplexityRoot.Staker.Shares == nil {
 			break
@@ -3393,6 +3444,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Staker.Withdrawals(childComplexity, args["status"].(*model.WithdrawalStatus), args["skip"].(*int), args["take"].(*int)), true
 
+	case "StakerAvsApy.apy":
+		if e.ComplexityRoot.StakerAvsApy.Apy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakerAvsApy.Apy(childComplexity), true
+	case "StakerAvsApy.avsAddress":
+		if e.ComplexityRoot.StakerAvsApy.AvsAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakerAvsApy.AvsAddress(childComplexity), true
+	case "StakerAvsApy.strategies":
+		if e.ComplexityRoot.StakerAvsApy.Strategies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakerAvsApy.Strategies(childComplexity), true
+
 	case "StakerCount.change24h":
 		if e.ComplexityRoot.StakerCount.Change24h == nil {
 			break
@@ -3424,6 +3494,56 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StakerPage.Meta(childComplexity), true
+
+	case "StakerRewards.aggregateApy":
+		if e.ComplexityRoot.StakerRewards.AggregateApy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakerRewards.AggregateApy(childComplexity), true
+	case "StakerRewards.avsApys":
+		if e.ComplexityRoot.StakerRewards.AvsApys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakerRewards.AvsApys(childComplexity), true
+	case "StakerRewards.nativeApy":
+		if e.ComplexityRoot.StakerRewards.NativeApy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakerRewards.NativeApy(childComplexity), true
+	case "StakerRewards.strategyApys":
+		if e.ComplexityRoot.StakerRewards.StrategyApys == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakerRewards.StrategyApys(childComplexity), true
+	case "StakerRewards.tokenAmounts":
+		if e.ComplexityRoot.StakerRewards.TokenAmounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakerRewards.TokenAmounts(childComplexity), true
+
+	case "StakerStrategyApy.apy":
+		if e.ComplexityRoot.StakerStrategyApy.Apy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakerStrategyApy.Apy(childComplexity), true
+	case "StakerStrategyApy.strategyAddress":
+		if e.ComplexityRoot.StakerStrategyApy.StrategyAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakerStrategyApy.StrategyAddress(childComplexity), true
+	case "StakerStrategyApy.tokens":
+		if e.ComplexityRoot.StakerStrategyApy.Tokens == nil {
+			break
+		}
+
+		return e.ComplexityRoot.StakerStrategyApy.Tokens(childComplexity), true
 
 	case "Strategy.address":
 		if e.ComplexityRoot.Strategy.Address == nil {
@@ -3603,6 +3723,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.StrategyTvl.TvlEth(childComplexity), true
+
+	case "TokenApy.apy":
+		if e.ComplexityRoot.TokenApy.Apy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenApy.Apy(childComplexity), true
+	case "TokenApy.tokenAddress":
+		if e.ComplexityRoot.TokenApy.TokenAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TokenApy.TokenAddress(childComplexity), true
 
 	case "TotalCount.change24h":
 		if e.ComplexityRoot.TotalCount.Change24h == nil {
@@ -5086,6 +5219,12 @@ type Staker {
     "Records to return, 1 to 1000."
     take: Int = 12
   ): WithdrawalPage!
+  """
+  The staker's rewards: the APYs of the AVS its operator serves in the
+  strategies it holds, and what it claimed. Matches the ` + "`" + `rewards` + "`" + ` of
+  ` + "`" + `GET /stakers/{address}` + "`" + `.
+  """
+  rewards: StakerRewards!
   "The staker's deposits, newest first, paginated."
   deposits(
     "Records to skip."
@@ -5999,6 +6138,67 @@ type OperatorRewards {
   "The rewarded strategies, by address."
   rewardStrategies: [Address!]!
 }
+
+"""
+A staker's rewards. APYs are in percent, from the rewards submissions of the
+AVS that the staker's operator is actively registered with, in the
+strategies the staker holds shares in.
+"""
+type StakerRewards {
+  """
+  The staker's APY: each strategy's APY (` + "`" + `strategyApys` + "`" + `) weighted by the ETH
+  value of the staker's shares in it, plus ` + "`" + `nativeApy` + "`" + `.
+  """
+  aggregateApy: Float!
+  """
+  The APY of EigenLayer's programmatic incentives. The service does not
+  compute it (EIGEN incentives are distributed by off-chain calculation), so
+  it is 0.
+  """
+  nativeApy: Float!
+  "What the staker claimed from the RewardsCoordinator (RewardsClaimed events as earner), per token, by token address."
+  tokenAmounts: [ClaimedRewards!]!
+  "Per strategy the staker holds, the APYs of every such AVS summed, by strategy address."
+  strategyApys: [StakerStrategyApy!]!
+  "Per AVS, its APY for the staker (its strategies' APYs weighted like ` + "`" + `aggregateApy` + "`" + `) and its strategies, by AVS address."
+  avsApys: [StakerAvsApy!]!
+}
+
+"The cumulative amount of one token claimed."
+type ClaimedRewards {
+  "The token address."
+  tokenAddress: Address!
+  "The amount claimed, in the token's smallest unit."
+  cumulativeAmount: BigInt!
+}
+
+"The APY of one strategy for a staker."
+type StakerStrategyApy {
+  "The strategy address."
+  strategyAddress: Address!
+  "The APY in percent."
+  apy: Float!
+  "The APY of each reward token; the service does not split APYs by token, so this is empty."
+  tokens: [TokenApy!]!
+}
+
+"The APY of one reward token."
+type TokenApy {
+  "The token address."
+  tokenAddress: Address!
+  "The APY in percent."
+  apy: Float!
+}
+
+"The APY of one AVS for a staker."
+type StakerAvsApy {
+  "The AVS address."
+  avsAddress: Address!
+  "The AVS's APY for the staker: its strategies' APYs weighted by the ETH value of the staker's shares in them."
+  apy: Float!
+  "The AVS's APY in each strategy the staker holds, by strategy address."
+  strategies: [StakerStrategyApy!]!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -6251,6 +6451,16 @@ func (ec *executionContext) childFields_Change(ctx context.Context, field graphq
 		return ec.fieldContext_Change_percent(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Change", field.Name)
+}
+
+func (ec *executionContext) childFields_ClaimedRewards(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tokenAddress":
+		return ec.fieldContext_ClaimedRewards_tokenAddress(ctx, field)
+	case "cumulativeAmount":
+		return ec.fieldContext_ClaimedRewards_cumulativeAmount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ClaimedRewards", field.Name)
 }
 
 func (ec *executionContext) childFields_CountHistory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6997,10 +7207,24 @@ func (ec *executionContext) childFields_Staker(ctx context.Context, field graphq
 		return ec.fieldContext_Staker_delegationEvents(ctx, field)
 	case "withdrawals":
 		return ec.fieldContext_Staker_withdrawals(ctx, field)
+	case "rewards":
+		return ec.fieldContext_Staker_rewards(ctx, field)
 	case "deposits":
 		return ec.fieldContext_Staker_deposits(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Staker", field.Name)
+}
+
+func (ec *executionContext) childFields_StakerAvsApy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "avsAddress":
+		return ec.fieldContext_StakerAvsApy_avsAddress(ctx, field)
+	case "apy":
+		return ec.fieldContext_StakerAvsApy_apy(ctx, field)
+	case "strategies":
+		return ec.fieldContext_StakerAvsApy_strategies(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakerAvsApy", field.Name)
 }
 
 func (ec *executionContext) childFields_StakerCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7023,6 +7247,34 @@ func (ec *executionContext) childFields_StakerPage(ctx context.Context, field gr
 		return ec.fieldContext_StakerPage_meta(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StakerPage", field.Name)
+}
+
+func (ec *executionContext) childFields_StakerRewards(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "aggregateApy":
+		return ec.fieldContext_StakerRewards_aggregateApy(ctx, field)
+	case "nativeApy":
+		return ec.fieldContext_StakerRewards_nativeApy(ctx, field)
+	case "tokenAmounts":
+		return ec.fieldContext_StakerRewards_tokenAmounts(ctx, field)
+	case "strategyApys":
+		return ec.fieldContext_StakerRewards_strategyApys(ctx, field)
+	case "avsApys":
+		return ec.fieldContext_StakerRewards_avsApys(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakerRewards", field.Name)
+}
+
+func (ec *executionContext) childFields_StakerStrategyApy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "strategyAddress":
+		return ec.fieldContext_StakerStrategyApy_strategyAddress(ctx, field)
+	case "apy":
+		return ec.fieldContext_StakerStrategyApy_apy(ctx, field)
+	case "tokens":
+		return ec.fieldContext_StakerStrategyApy_tokens(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type StakerStrategyApy", field.Name)
 }
 
 func (ec *executionContext) childFields_Strategy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7111,6 +7363,16 @@ func (ec *executionContext) childFields_StrategyTvl(ctx context.Context, field g
 		return ec.fieldContext_StrategyTvl_change7d(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type StrategyTvl", field.Name)
+}
+
+func (ec *executionContext) childFields_TokenApy(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tokenAddress":
+		return ec.fieldContext_TokenApy_tokenAddress(ctx, field)
+	case "apy":
+		return ec.fieldContext_TokenApy_apy(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TokenApy", field.Name)
 }
 
 func (ec *executionContext) childFields_TotalCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11504,6 +11766,52 @@ func (ec *executionContext) _Change_percent(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Change_percent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Change", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimedRewards_tokenAddress(ctx context.Context, field graphql.CollectedField, obj *model.ClaimedRewards) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimedRewards_tokenAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimedRewards_tokenAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimedRewards", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _ClaimedRewards_cumulativeAmount(ctx context.Context, field graphql.CollectedField, obj *model.ClaimedRewards) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ClaimedRewards_cumulativeAmount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CumulativeAmount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ClaimedRewards_cumulativeAmount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ClaimedRewards", field, false, false, errors.New("field of type BigInt does not have child fields"))
 }
 
 func (ec *executionContext) _CountHistory_data(ctx context.Context, field graphql.CollectedField, obj *model.CountHistory) (ret graphql.Marshaler) {
@@ -19300,6 +19608,38 @@ func (ec *executionContext) fieldContext_Staker_withdrawals(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Staker_rewards(ctx context.Context, field graphql.CollectedField, obj *model.Staker) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Staker_rewards(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Staker().Rewards(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.StakerRewards) graphql.Marshaler {
+			return ec.marshalNStakerRewards2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerRewards(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Staker_rewards(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Staker",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakerRewards(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Staker_deposits(ctx context.Context, field graphql.CollectedField, obj *model.Staker) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19340,6 +19680,84 @@ func (ec *executionContext) fieldContext_Staker_deposits(ctx context.Context, fi
 	if fc.Args, err = ec.field_Staker_deposits_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StakerAvsApy_avsAddress(ctx context.Context, field graphql.CollectedField, obj *model.StakerAvsApy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakerAvsApy_avsAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvsAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakerAvsApy_avsAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakerAvsApy", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _StakerAvsApy_apy(ctx context.Context, field graphql.CollectedField, obj *model.StakerAvsApy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakerAvsApy_apy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Apy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakerAvsApy_apy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakerAvsApy", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _StakerAvsApy_strategies(ctx context.Context, field graphql.CollectedField, obj *model.StakerAvsApy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakerAvsApy_strategies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Strategies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.StakerStrategyApy) graphql.Marshaler {
+			return ec.marshalNStakerStrategyApy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerStrategyApyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakerAvsApy_strategies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StakerAvsApy",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakerStrategyApy(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -19490,6 +19908,226 @@ func (ec *executionContext) fieldContext_StakerPage_meta(_ context.Context, fiel
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PageMeta(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StakerRewards_aggregateApy(ctx context.Context, field graphql.CollectedField, obj *model.StakerRewards) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakerRewards_aggregateApy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AggregateApy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakerRewards_aggregateApy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakerRewards", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _StakerRewards_nativeApy(ctx context.Context, field graphql.CollectedField, obj *model.StakerRewards) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakerRewards_nativeApy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NativeApy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakerRewards_nativeApy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakerRewards", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _StakerRewards_tokenAmounts(ctx context.Context, field graphql.CollectedField, obj *model.StakerRewards) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakerRewards_tokenAmounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenAmounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ClaimedRewards) graphql.Marshaler {
+			return ec.marshalNClaimedRewards2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐClaimedRewardsᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakerRewards_tokenAmounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StakerRewards",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ClaimedRewards(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StakerRewards_strategyApys(ctx context.Context, field graphql.CollectedField, obj *model.StakerRewards) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakerRewards_strategyApys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StrategyApys, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.StakerStrategyApy) graphql.Marshaler {
+			return ec.marshalNStakerStrategyApy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerStrategyApyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakerRewards_strategyApys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StakerRewards",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakerStrategyApy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StakerRewards_avsApys(ctx context.Context, field graphql.CollectedField, obj *model.StakerRewards) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakerRewards_avsApys(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AvsApys, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.StakerAvsApy) graphql.Marshaler {
+			return ec.marshalNStakerAvsApy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerAvsApyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakerRewards_avsApys(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StakerRewards",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_StakerAvsApy(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _StakerStrategyApy_strategyAddress(ctx context.Context, field graphql.CollectedField, obj *model.StakerStrategyApy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakerStrategyApy_strategyAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StrategyAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakerStrategyApy_strategyAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakerStrategyApy", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _StakerStrategyApy_apy(ctx context.Context, field graphql.CollectedField, obj *model.StakerStrategyApy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakerStrategyApy_apy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Apy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakerStrategyApy_apy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("StakerStrategyApy", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _StakerStrategyApy_tokens(ctx context.Context, field graphql.CollectedField, obj *model.StakerStrategyApy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_StakerStrategyApy_tokens(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tokens, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.TokenApy) graphql.Marshaler {
+			return ec.marshalNTokenApy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTokenApyᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_StakerStrategyApy_tokens(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "StakerStrategyApy",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TokenApy(ctx, field)
 		},
 	}
 	return fc, nil
@@ -20187,6 +20825,52 @@ func (ec *executionContext) fieldContext_StrategyTvl_change7d(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _TokenApy_tokenAddress(ctx context.Context, field graphql.CollectedField, obj *model.TokenApy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenApy_tokenAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNAddress2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TokenApy_tokenAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenApy", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _TokenApy_apy(ctx context.Context, field graphql.CollectedField, obj *model.TokenApy) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TokenApy_apy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Apy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TokenApy_apy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TokenApy", field, false, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _TotalCount_total(ctx context.Context, field graphql.CollectedField, obj *model.TotalCount) (ret graphql.Marshaler) {
@@ -24293,6 +24977,51 @@ func (ec *executionContext) _Change(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "percent":
 			out.Values[i] = ec._Change_percent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var claimedRewardsImplementors = []string{"ClaimedRewards"}
+
+func (ec *executionContext) _ClaimedRewards(ctx context.Context, sel ast.SelectionSet, obj *model.ClaimedRewards) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, claimedRewardsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ClaimedRewards")
+		case "tokenAddress":
+			out.Values[i] = ec._ClaimedRewards_tokenAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "cumulativeAmount":
+			out.Values[i] = ec._ClaimedRewards_cumulativeAmount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -29529,6 +30258,44 @@ func (ec *executionContext) _Staker(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "rewards":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Staker_rewards(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "deposits":
 			field := field
 
@@ -29567,6 +30334,56 @@ func (ec *executionContext) _Staker(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var stakerAvsApyImplementors = []string{"StakerAvsApy"}
+
+func (ec *executionContext) _StakerAvsApy(ctx context.Context, sel ast.SelectionSet, obj *model.StakerAvsApy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakerAvsApyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakerAvsApy")
+		case "avsAddress":
+			out.Values[i] = ec._StakerAvsApy_avsAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "apy":
+			out.Values[i] = ec._StakerAvsApy_apy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "strategies":
+			out.Values[i] = ec._StakerAvsApy_strategies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -29659,6 +30476,116 @@ func (ec *executionContext) _StakerPage(ctx context.Context, sel ast.SelectionSe
 			}
 		case "meta":
 			out.Values[i] = ec._StakerPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var stakerRewardsImplementors = []string{"StakerRewards"}
+
+func (ec *executionContext) _StakerRewards(ctx context.Context, sel ast.SelectionSet, obj *model.StakerRewards) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakerRewardsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakerRewards")
+		case "aggregateApy":
+			out.Values[i] = ec._StakerRewards_aggregateApy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nativeApy":
+			out.Values[i] = ec._StakerRewards_nativeApy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokenAmounts":
+			out.Values[i] = ec._StakerRewards_tokenAmounts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "strategyApys":
+			out.Values[i] = ec._StakerRewards_strategyApys(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "avsApys":
+			out.Values[i] = ec._StakerRewards_avsApys(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var stakerStrategyApyImplementors = []string{"StakerStrategyApy"}
+
+func (ec *executionContext) _StakerStrategyApy(ctx context.Context, sel ast.SelectionSet, obj *model.StakerStrategyApy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, stakerStrategyApyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("StakerStrategyApy")
+		case "strategyAddress":
+			out.Values[i] = ec._StakerStrategyApy_strategyAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "apy":
+			out.Values[i] = ec._StakerStrategyApy_apy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokens":
+			out.Values[i] = ec._StakerStrategyApy_tokens(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -30045,6 +30972,51 @@ func (ec *executionContext) _StrategyTvl(ctx context.Context, sel ast.SelectionS
 			}
 		case "change7d":
 			out.Values[i] = ec._StrategyTvl_change7d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var tokenApyImplementors = []string{"TokenApy"}
+
+func (ec *executionContext) _TokenApy(ctx context.Context, sel ast.SelectionSet, obj *model.TokenApy) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tokenApyImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TokenApy")
+		case "tokenAddress":
+			out.Values[i] = ec._TokenApy_tokenAddress(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "apy":
+			out.Values[i] = ec._TokenApy_apy(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -31768,6 +32740,32 @@ func (ec *executionContext) marshalNChange2ᚖgithubᚗcomᚋstakegraphᚋstakeg
 	return ec._Change(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNClaimedRewards2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐClaimedRewardsᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ClaimedRewards) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNClaimedRewards2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐClaimedRewards(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNClaimedRewards2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐClaimedRewards(ctx context.Context, sel ast.SelectionSet, v *model.ClaimedRewards) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ClaimedRewards(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNCountHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountHistory(ctx context.Context, sel ast.SelectionSet, v *model.CountHistory) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -32568,6 +33566,32 @@ func (ec *executionContext) marshalNStaker2ᚖgithubᚗcomᚋstakegraphᚋstakeg
 	return ec._Staker(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNStakerAvsApy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerAvsApyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.StakerAvsApy) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStakerAvsApy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerAvsApy(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNStakerAvsApy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerAvsApy(ctx context.Context, sel ast.SelectionSet, v *model.StakerAvsApy) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._StakerAvsApy(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNStakerCount2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerCount(ctx context.Context, sel ast.SelectionSet, v *model.StakerCount) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -32586,6 +33610,42 @@ func (ec *executionContext) marshalNStakerPage2ᚖgithubᚗcomᚋstakegraphᚋst
 		return graphql.Null
 	}
 	return ec._StakerPage(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStakerRewards2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerRewards(ctx context.Context, sel ast.SelectionSet, v *model.StakerRewards) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._StakerRewards(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNStakerStrategyApy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerStrategyApyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.StakerStrategyApy) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNStakerStrategyApy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerStrategyApy(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNStakerStrategyApy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStakerStrategyApy(ctx context.Context, sel ast.SelectionSet, v *model.StakerStrategyApy) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._StakerStrategyApy(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNStrategy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Strategy) graphql.Marshaler {
@@ -32761,6 +33821,32 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNTokenApy2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTokenApyᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TokenApy) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTokenApy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTokenApy(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTokenApy2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTokenApy(ctx context.Context, sel ast.SelectionSet, v *model.TokenApy) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TokenApy(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNTotalCount2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTotalCount(ctx context.Context, sel ast.SelectionSet, v *model.TotalCount) graphql.Marshaler {

@@ -82,6 +82,7 @@ var concurrentFields = map[string]bool{
 	"Staker.delegatedTo":                 true,
 	"Staker.delegationEvents":            true,
 	"Staker.deposits":                    true,
+	"Staker.rewards":                     true,
 	"Staker.shares":                      true,
 	"Staker.tvl":                         true,
 	"Staker.withdrawals":                 true,

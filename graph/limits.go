@@ -327,6 +327,10 @@ func setComplexity(c *ComplexityRoot) {
 		return pagedComplexity(child, take)
 	}
 	c.WithdrawalEventArgs.Strategies = perStrategy
+	c.StakerRewards.StrategyApys = perStrategy
+	c.StakerRewards.TokenAmounts = perStrategy
+	c.StakerRewards.AvsApys = perRegistration
+	c.StakerAvsApy.Strategies = perStrategy
 	c.RewardsEventArgs.Strategies = perStrategy
 	c.Query.Strategies = perStrategy
 	c.Query.RewardStrategies = perStrategy

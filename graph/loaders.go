@@ -37,6 +37,8 @@ type loaders struct {
 	operators            *entityLoader[*store.Operator]
 	stakers              *dataloader.Loader[string, *store.Staker]
 	operatorRewards      *dataloader.Loader[string, *store.OperatorRewards]
+	stakerAVSApys        *dataloader.Loader[string, []store.StakerAVSApy]
+	claimedRewards       *dataloader.Loader[string, []store.ClaimedRewards]
 	strategies           *entityLoader[*store.StrategyState]
 	withdrawals          *dataloader.Loader[string, *store.Withdrawal]
 	submissions          *entityLoader[*store.RewardsSubmission]
@@ -187,6 +189,14 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 	l.operatorRewards = newLoader(b, func(ctx context.Context, keys []string) (map[string]*store.OperatorRewards, error) {
 		rows, err := db.RewardsByOperators(ctx, keys)
 		return indexBy(rows, func(r store.OperatorRewards) string { return r.Operator }), err
+	})
+	l.stakerAVSApys = newLoader(b, func(ctx context.Context, keys []string) (map[string][]store.StakerAVSApy, error) {
+		rows, err := db.AVSApysByStakers(ctx, keys)
+		return groupBy(rows, func(r store.StakerAVSApy) string { return r.Staker }), err
+	})
+	l.claimedRewards = newLoader(b, func(ctx context.Context, keys []string) (map[string][]store.ClaimedRewards, error) {
+		rows, err := db.ClaimedRewardsByEarners(ctx, keys)
+		return groupBy(rows, func(r store.ClaimedRewards) string { return r.Earner }), err
 	})
 	l.stakers = newLoader(b, func(ctx context.Context, keys []string) (map[string]*store.Staker, error) {
 		rows, err := db.StakersByAddresses(ctx, keys)

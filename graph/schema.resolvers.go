@@ -1140,6 +1140,25 @@ func (r *stakerResolver) Withdrawals(ctx context.Context, obj *model.Staker, sta
 	}, nil
 }
 
+// Rewards is the resolver for the rewards field.
+func (r *stakerResolver) Rewards(ctx context.Context, obj *model.Staker) (*model.StakerRewards, error) {
+	l := loadersFor(ctx)
+	shares, apys, claims := l.stakerShares.Load(ctx, obj.Address), l.stakerAVSApys.Load(ctx, obj.Address), l.claimedRewards.Load(ctx, obj.Address)
+	set, err := shares()
+	if err != nil {
+		return nil, err
+	}
+	a, err := apys()
+	if err != nil {
+		return nil, err
+	}
+	c, err := claims()
+	if err != nil {
+		return nil, err
+	}
+	return stakerRewardsFrom(set.Rows(), a, c), nil
+}
+
 // Deposits is the resolver for the deposits field.
 func (r *stakerResolver) Deposits(ctx context.Context, obj *model.Staker, skip *int, take *int) (*model.DepositPage, error) {
 	page, err := pageFrom(skip, take)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/stakegraph/stakegraph/internal/derrors"
 	"github.com/stakegraph/stakegraph/internal/respond"
 )
 
@@ -17,6 +18,8 @@ var (
 	avsStakersOp string
 	//go:embed operations/stakers.graphql
 	stakersOp string
+	//go:embed operations/staker_detail.graphql
+	stakerDetailOp string
 )
 
 // avsStakers serves GET /avs/{address}/stakers: the stakers delegated to
@@ -63,6 +66,41 @@ func (h *handlers) stakers(w http.ResponseWriter, r *http.Request) {
 	respondStakers(w, r, raw)
 }
 
+// stakerDetail serves GET /stakers/{address}: one staker in
+// EigenExplorer's shape with its rewards, or 404 for an address the
+// service has never seen. EigenExplorer's document requires rewards, so
+// they are always present; withRewards is accepted and changes nothing.
+func (h *handlers) stakerDetail(w http.ResponseWriter, r *http.Request) {
+	addr, err := pathAddress("address", chi.URLParam(r, "address"))
+	if err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	p := newParams(r.URL.Query())
+	vs := vars{"address": addr, "withTvl": p.Bool("withTvl")}
+	p.Bool("withRewards")
+	if err := p.Err(); err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	notFound := "the service has never seen the staker " + chi.URLParam(r, "address")
+	raw, err := h.result(r.Context(), stakerDetailOp, vs, "result")
+	if err != nil {
+		respond.Error(w, r, notFoundError(err, notFound))
+		return
+	}
+	var s graphStaker
+	if err := decode(raw, &s); err != nil {
+		respond.Error(w, r, fmt.Errorf("decode staker: %w", err))
+		return
+	}
+	if s.CreatedAtBlock == nil {
+		respond.Error(w, r, fmt.Errorf("%w: %s", derrors.NotFound, notFound))
+		return
+	}
+	respond.JSON(w, r, http.StatusOK, restStakerFromGraph(s))
+}
+
 // respondStakers answers with the page of stakers raw in EigenExplorer's
 // shape.
 func respondStakers(w http.ResponseWriter, r *http.Request, raw json.RawMessage) {
@@ -94,6 +132,7 @@ type graphStaker struct {
 	UpdatedAt       *string         `json:"updatedAt"`
 	Shares          []graphShare    `json:"shares"`
 	Tvl             json.RawMessage `json:"tvl,omitempty"`
+	Rewards         json.RawMessage `json:"rewards,omitempty"`
 }
 
 // graphShare is one strategy's shares.
@@ -113,6 +152,7 @@ type restStaker struct {
 	UpdatedAt       *string         `json:"updatedAt"`
 	Shares          []restShare     `json:"shares"`
 	Tvl             json.RawMessage `json:"tvl,omitempty"`
+	Rewards         json.RawMessage `json:"rewards,omitempty"`
 }
 
 // restShare is one strategy's shares of a staker.
@@ -140,6 +180,7 @@ func restStakerFromGraph(s graphStaker) restStaker {
 		UpdatedAt:       s.UpdatedAt,
 		Shares:          make([]restShare, len(s.Shares)),
 		Tvl:             s.Tvl,
+		Rewards:         s.Rewards,
 	}
 	for i, sh := range s.Shares {
 		out.Shares[i] = restShare{StakerAddress: s.Address, StrategyAddress: sh.StrategyAddress, Shares: sh.Shares}

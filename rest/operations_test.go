@@ -57,6 +57,7 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"deposits":                 depositsOp,
 		"avs_stakers":              avsStakersOp,
 		"stakers":                  stakersOp,
+		"staker_detail":            stakerDetailOp,
 		"total_count":              totalCountOp,
 		"total_tvl":                totalTVLOp,
 		"beacon_chain_tvl":         beaconChainTVLOp,

@@ -108,6 +108,7 @@ func NewHandler(cfg Config) http.Handler {
 		r.Get("/stakers/{address}/deposits", h.stakerDeposits)
 		r.Get("/deposits", h.deposits)
 		r.Get("/stakers", h.stakers)
+		r.Get("/stakers/{address}", h.stakerDetail)
 		r.Get("/slashings", h.slashings)
 		r.Get("/metrics", h.metrics)
 		r.Get("/metrics/tvl/restaking", h.serveWithChange(restakingTVLOp))

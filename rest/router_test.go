@@ -349,6 +349,7 @@ func TestVariables(t *testing.T) {
 			map[string]any{"tokenAddress": lower, "strategyAddress": lower, "stakerAddress": lower, "skip": 4, "take": 12}},
 		{"/avs/" + mixed + "/stakers?withTvl=true&updatedSince=2025-01-01", map[string]any{"address": lower, "withTvl": true, "updatedSince": "2025-01-01T00:00:00Z", "skip": 0, "take": 12}},
 		{"/rewards/strategies", map[string]any{}},
+		{"/stakers/" + mixed + "?withTvl=true&withRewards=true", map[string]any{"address": lower, "withTvl": true}},
 		{"/stakers?withTvl=true&updatedSince=2025-01-01&take=5", map[string]any{"withTvl": true, "updatedSince": "2025-01-01T00:00:00Z", "skip": 0, "take": 5}},
 		{"/avs/" + mixed + "/operator-sets", map[string]any{"address": lower, "withTvl": false, "skip": 0, "take": 12}},
 		{"/avs/" + mixed + "/operator-sets?withTvl=true&skip=3&take=4", map[string]any{"address": lower, "withTvl": true, "skip": 3, "take": 4}},

@@ -330,6 +330,7 @@ func TestRoutesAgainstDemoData(t *testing.T) {
 	t.Run("staker_deposits", func(t *testing.T) { testStakerDeposits(t, c) })
 	t.Run("deposits", func(t *testing.T) { testDeposits(t, c) })
 	t.Run("stakers", func(t *testing.T) { testStakers(t, c) })
+	t.Run("staker_detail", func(t *testing.T) { testStakerDetail(t, c) })
 	t.Run("avs_stakers", func(t *testing.T) { testAVSStakers(t, c) })
 	t.Run("metrics", func(t *testing.T) { testMetrics(t, c) })
 	t.Run("historical_count_stakers", func(t *testing.T) { testHistoricalStakerCount(t, c) })

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"math"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -376,4 +377,128 @@ func testStakers(t *testing.T, c *client) {
 		}
 	}
 	c.failsEE(t, "/stakers?updatedSince=yesterday", http.StatusUnprocessableEntity, "unprocessable_entity", "updatedSince")
+}
+
+// testStakerDetail checks GET /stakers/{address} against /stakers and SQL:
+// the record agrees with the list's, each strategy's APY is the sum of
+// the APYs of the AVS the staker's operator serves, the AVS APYs add up to
+// the aggregate, and the claimed amounts are those of the RewardsClaimed
+// events; every answer is checked against EigenExplorer's document.
+func testStakerDetail(t *testing.T, c *client) {
+	type apy struct {
+		StrategyAddress string
+		Apy             float64
+		Tokens          []any
+	}
+	type detail struct {
+		Address, OperatorAddress, CreatedAtBlock, UpdatedAtBlock, CreatedAt, UpdatedAt string
+		Shares                                                                         []map[string]any
+		Tvl                                                                            map[string]any
+		Rewards                                                                        struct {
+			AggregateApy, NativeApy float64
+			TokenAmounts            []struct{ TokenAddress, CumulativeAmount string }
+			StrategyApys            []apy
+			AvsApys                 []struct {
+				AvsAddress string
+				Apy        float64
+				Strategies []apy
+			}
+		}
+	}
+	var picks []string
+	if err := c.db.Select(&picks, `
+		(SELECT s.address FROM stakers s
+		 JOIN avs_operators ao ON ao.operator_address = s.operator_address AND ao.is_active
+		 JOIN avs_strategy_apy asa ON asa.avs_address = ao.avs_address AND asa.apy > 0
+		 JOIN staker_shares ss ON ss.staker_address = s.address AND ss.strategy_address = asa.strategy_address AND ss.shares > 0
+		 GROUP BY 1 ORDER BY count(DISTINCT ss.strategy_address) DESC, count(*) DESC, 1 LIMIT 3)
+		UNION ALL
+		(SELECT args->>'earner' FROM protocol_events WHERE name = 'RewardsClaimed' GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 2)
+		UNION ALL
+		(SELECT address FROM stakers WHERE operator_address IS NULL ORDER BY address LIMIT 1)`); err != nil {
+		t.Fatal(err)
+	}
+	if len(picks) < 5 {
+		t.Fatalf("only %d stakers to check", len(picks))
+	}
+	withAPY, withClaims := 0, 0
+	for _, addr := range picks {
+		var d detail
+		c.okEE(t, "/stakers/"+addr+"?withTvl=true&withRewards=true", &d)
+		var listed struct{ Data []detail }
+		c.ok(t, "/stakers?take=1&withTvl=true&skip="+strconv.Itoa(stakerRank(t, c, addr)), &listed)
+		if len(listed.Data) != 1 || !reflect.DeepEqual(listed.Data[0].Shares, d.Shares) || !reflect.DeepEqual(listed.Data[0].Tvl, d.Tvl) ||
+			listed.Data[0].Address != d.Address || listed.Data[0].OperatorAddress != d.OperatorAddress || listed.Data[0].UpdatedAt != d.UpdatedAt {
+			t.Errorf("staker %s: the detail differs from the list's record", addr)
+		}
+		rw := d.Rewards
+		var want []struct {
+			Strategy string
+			Apy      float64
+		}
+		if err := c.db.Select(&want, `
+			SELECT asa.strategy_address AS strategy, sum(asa.apy)::float8 AS apy
+			FROM stakers s
+			JOIN avs_operators ao ON ao.operator_address = s.operator_address AND ao.is_active
+			JOIN avs_strategy_apy asa ON asa.avs_address = ao.avs_address
+			JOIN staker_shares ss ON ss.staker_address = s.address AND ss.strategy_address = asa.strategy_address AND ss.shares > 0
+			WHERE s.address = $1 GROUP BY 1 ORDER BY 1`, addr); err != nil {
+			t.Fatal(err)
+		}
+		if len(rw.StrategyApys) != len(want) {
+			t.Errorf("staker %s: %d strategy APYs, SQL has %d", addr, len(rw.StrategyApys), len(want))
+		} else {
+			for i, w := range want {
+				if g := rw.StrategyApys[i]; g.StrategyAddress != w.Strategy || math.Abs(g.Apy-w.Apy) > 1e-9*max(1, w.Apy) || len(g.Tokens) != 0 {
+					t.Errorf("staker %s: strategy APY %+v, SQL %+v", addr, g, w)
+				}
+			}
+		}
+		sum, most := 0.0, 0.0
+		for _, a := range rw.AvsApys {
+			sum += a.Apy
+		}
+		for _, s := range rw.StrategyApys {
+			most = max(most, s.Apy)
+		}
+		if math.Abs(sum-rw.AggregateApy) > 1e-9*max(1, sum) || rw.AggregateApy < 0 || rw.AggregateApy > most+1e-9 || rw.NativeApy != 0 {
+			t.Errorf("staker %s: aggregate APY %v, AVS APYs sum to %v, strategies' largest %v, native %v", addr, rw.AggregateApy, sum, most, rw.NativeApy)
+		}
+		if rw.AggregateApy > 0 {
+			withAPY++
+		}
+		var claims []struct{ Token, Amount string }
+		if err := c.db.Select(&claims, `
+			SELECT args->>'token' AS token, sum((args->>'claimedAmount')::numeric)::text AS amount
+			FROM protocol_events WHERE name = 'RewardsClaimed' AND args->>'earner' = $1 GROUP BY 1 ORDER BY 1`, addr); err != nil {
+			t.Fatal(err)
+		}
+		if len(claims) != len(rw.TokenAmounts) {
+			t.Errorf("staker %s: %d claimed tokens, SQL has %d", addr, len(rw.TokenAmounts), len(claims))
+		} else {
+			for i, cl := range claims {
+				if g := rw.TokenAmounts[i]; g.TokenAddress != cl.Token || g.CumulativeAmount != cl.Amount {
+					t.Errorf("staker %s: claimed %+v, SQL %+v", addr, g, cl)
+				}
+			}
+		}
+		if len(claims) > 0 {
+			withClaims++
+		}
+	}
+	if withAPY == 0 || withClaims == 0 {
+		t.Errorf("%d stakers with an APY and %d with claims; both must be exercised", withAPY, withClaims)
+	}
+	c.failsEE(t, "/stakers/0x00000000000000000000000000000000000000ff", http.StatusNotFound, "not_found", "0x00000000000000000000000000000000000000ff")
+	c.failsEE(t, "/stakers/0x12", http.StatusUnprocessableEntity, "unprocessable_entity", "address")
+	c.fails(t, "/stakers/"+picks[0]+"?withRewards=yes", http.StatusUnprocessableEntity, "unprocessable_entity", "withRewards")
+}
+
+// stakerRank returns the position of a staker in the list by address.
+func stakerRank(t *testing.T, c *client, addr string) int {
+	var n int
+	if err := c.db.Get(&n, `SELECT count(*) FROM stakers WHERE address < $1`, addr); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

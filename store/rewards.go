@@ -239,3 +239,54 @@ func (db *DB) RewardsByOperators(ctx context.Context, operators []string) ([]Ope
 	}
 	return out, nil
 }
+
+// ClaimedRewards is the cumulative amount of one token an earner claimed
+// (decimal text in the token's smallest unit).
+type ClaimedRewards struct {
+	Earner string `db:"earner"`
+	Token  string `db:"token"`
+	Amount string `db:"amount"`
+}
+
+// ClaimedRewardsByEarners returns what each of the given earners claimed
+// from the RewardsCoordinator, per token, ordered by earner and token.
+func (db *DB) ClaimedRewardsByEarners(ctx context.Context, earners []string) ([]ClaimedRewards, error) {
+	var out []ClaimedRewards
+	if err := db.SelectContext(ctx, &out, `
+		SELECT e.args->>'earner' AS earner, e.args->>'token' AS token,
+		       sum((e.args->>'claimedAmount')::numeric)::text AS amount
+		FROM protocol_events e
+		WHERE e.name = 'RewardsClaimed' AND e.args->>'earner' = ANY($1)
+		GROUP BY 1, 2
+		ORDER BY 1, 2`, pq.Array(earners)); err != nil {
+		return nil, fmt.Errorf("claimed rewards: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// StakerAVSApy is the APY an AVS pays in one strategy (in percent, decimal
+// text) that a staker holds shares in, through the operator the staker is
+// delegated to and that is actively registered with the AVS.
+type StakerAVSApy struct {
+	Staker   string `db:"staker_address"`
+	AVS      string `db:"avs_address"`
+	Strategy string `db:"strategy_address"`
+	APY      string `db:"apy"`
+}
+
+// AVSApysByStakers returns the StakerAVSApy rows of the given stakers,
+// ordered by staker, AVS and strategy.
+func (db *DB) AVSApysByStakers(ctx context.Context, stakers []string) ([]StakerAVSApy, error) {
+	var out []StakerAVSApy
+	if err := db.SelectContext(ctx, &out, `
+		SELECT s.address AS staker_address, ao.avs_address, asa.strategy_address, asa.apy::text AS apy
+		FROM stakers s
+		JOIN avs_operators ao ON ao.operator_address = s.operator_address AND ao.is_active
+		JOIN avs_strategy_apy asa ON asa.avs_address = ao.avs_address
+		JOIN staker_shares ss ON ss.staker_address = s.address AND ss.strategy_address = asa.strategy_address AND ss.shares > 0
+		WHERE s.address = ANY($1)
+		ORDER BY 1, 2, 3`, pq.Array(stakers)); err != nil {
+		return nil, fmt.Errorf("staker AVS APYs: %w", Classify(err))
+	}
+	return out, nil
+}

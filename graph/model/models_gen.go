@@ -28,6 +28,14 @@ type Change struct {
 	Percent float64 `json:"percent"`
 }
 
+// The cumulative amount of one token claimed.
+type ClaimedRewards struct {
+	// The token address.
+	TokenAddress string `json:"tokenAddress"`
+	// The amount claimed, in the token's smallest unit.
+	CumulativeAmount string `json:"cumulativeAmount"`
+}
+
 // A historical series.
 type CountHistory struct {
 	// The points, oldest first.
@@ -183,6 +191,16 @@ type ScaledShares struct {
 	ScaledShares string `json:"scaledShares"`
 }
 
+// The APY of one AVS for a staker.
+type StakerAvsApy struct {
+	// The AVS address.
+	AvsAddress string `json:"avsAddress"`
+	// The AVS's APY for the staker: its strategies' APYs weighted by the ETH value of the staker's shares in them.
+	Apy float64 `json:"apy"`
+	// The AVS's APY in each strategy the staker holds, by strategy address.
+	Strategies []*StakerStrategyApy `json:"strategies"`
+}
+
 // The number of stakers.
 type StakerCount struct {
 	// The number of stakers.
@@ -191,6 +209,35 @@ type StakerCount struct {
 	Change24h *Change `json:"change24h"`
 	// The change over the last 7 days.
 	Change7d *Change `json:"change7d"`
+}
+
+// A staker's rewards. APYs are in percent, from the rewards submissions of the
+// AVS that the staker's operator is actively registered with, in the
+// strategies the staker holds shares in.
+type StakerRewards struct {
+	// The staker's APY: each strategy's APY (`strategyApys`) weighted by the ETH
+	// value of the staker's shares in it, plus `nativeApy`.
+	AggregateApy float64 `json:"aggregateApy"`
+	// The APY of EigenLayer's programmatic incentives. The service does not
+	// compute it (EIGEN incentives are distributed by off-chain calculation), so
+	// it is 0.
+	NativeApy float64 `json:"nativeApy"`
+	// What the staker claimed from the RewardsCoordinator (RewardsClaimed events as earner), per token, by token address.
+	TokenAmounts []*ClaimedRewards `json:"tokenAmounts"`
+	// Per strategy the staker holds, the APYs of every such AVS summed, by strategy address.
+	StrategyApys []*StakerStrategyApy `json:"strategyApys"`
+	// Per AVS, its APY for the staker (its strategies' APYs weighted like `aggregateApy`) and its strategies, by AVS address.
+	AvsApys []*StakerAvsApy `json:"avsApys"`
+}
+
+// The APY of one strategy for a staker.
+type StakerStrategyApy struct {
+	// The strategy address.
+	StrategyAddress string `json:"strategyAddress"`
+	// The APY in percent.
+	Apy float64 `json:"apy"`
+	// The APY of each reward token; the service does not split APYs by token, so this is empty.
+	Tokens []*TokenApy `json:"tokens"`
 }
 
 // The APY an AVS pays on one strategy.
@@ -221,6 +268,14 @@ type StrategyTvl struct {
 	Change24h *Change `json:"change24h"`
 	// The change of `tvl` over the last 7 days.
 	Change7d *Change `json:"change7d"`
+}
+
+// The APY of one reward token.
+type TokenApy struct {
+	// The token address.
+	TokenAddress string `json:"tokenAddress"`
+	// The APY in percent.
+	Apy float64 `json:"apy"`
 }
 
 // A count as of the latest daily snapshot, with its changes since the snapshots one and seven days before.
