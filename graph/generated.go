@@ -303,6 +303,7 @@ type ComplexityRoot struct {
 		BeaconChainTvl     func(childComplexity int) int
 		CountHistory       func(childComplexity int, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
 		DeploymentRatio    func(childComplexity int) int
+		OperatorHistory    func(childComplexity int, operatorAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
 		RestakingTvl       func(childComplexity int) int
 		StakerCount        func(childComplexity int) int
 		StakerCountHistory func(childComplexity int, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
@@ -352,9 +353,20 @@ type ComplexityRoot struct {
 		UpdatedAtBlock      func(childComplexity int) int
 	}
 
+	OperatorHistory struct {
+		Data func(childComplexity int) int
+	}
+
 	OperatorPage struct {
 		Data func(childComplexity int) int
 		Meta func(childComplexity int) int
+	}
+
+	OperatorPoint struct {
+		Timestamp    func(childComplexity int) int
+		TotalAvs     func(childComplexity int) int
+		TotalStakers func(childComplexity int) int
+		TvlEth       func(childComplexity int) int
 	}
 
 	OperatorRewards struct {
@@ -833,6 +845,7 @@ type MetricsResolver interface {
 	TotalWithdrawals(ctx context.Context, obj *model.Metrics) (*model.WithdrawalCounts, error)
 	StakerCount(ctx context.Context, obj *model.Metrics) (*model.StakerCount, error)
 	DeploymentRatio(ctx context.Context, obj *model.Metrics) (*model.DeploymentRatio, error)
+	OperatorHistory(ctx context.Context, obj *model.Metrics, operatorAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.OperatorHistory, error)
 	Total(ctx context.Context, obj *model.Metrics, series model.CountSeries) (*model.TotalCount, error)
 	TotalTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
 	BeaconChainTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
@@ -2006,6 +2019,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Metrics.DeploymentRatio(childComplexity), true
+	case "Metrics.operatorHistory":
+		if e.ComplexityRoot.Metrics.OperatorHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Metrics_operatorHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Metrics.OperatorHistory(childComplexity, args["operatorAddress"].(string), args["frequency"].(*string), args["variant"].(*model.CountVariant), args["startAt"].(*string), args["endAt"].(*string)), true
 	case "Metrics.restakingTvl":
 		if e.ComplexityRoot.Metrics.RestakingTvl == nil {
 			break
@@ -2327,6 +2351,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Operator.UpdatedAtBlock(childComplexity), true
 
+	case "OperatorHistory.data":
+		if e.ComplexityRoot.OperatorHistory.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorHistory.Data(childComplexity), true
+
 	case "OperatorPage.data":
 		if e.ComplexityRoot.OperatorPage.Data == nil {
 			break
@@ -2339,6 +2370,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.OperatorPage.Meta(childComplexity), true
+
+	case "OperatorPoint.timestamp":
+		if e.ComplexityRoot.OperatorPoint.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorPoint.Timestamp(childComplexity), true
+	case "OperatorPoint.totalAvs":
+		if e.ComplexityRoot.OperatorPoint.TotalAvs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorPoint.TotalAvs(childComplexity), true
+	case "OperatorPoint.totalStakers":
+		if e.ComplexityRoot.OperatorPoint.TotalStakers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorPoint.TotalStakers(childComplexity), true
+	case "OperatorPoint.tvlEth":
+		if e.ComplexityRoot.OperatorPoint.TvlEth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OperatorPoint.TvlEth(childComplexity), true
 
 	case "OperatorRewards.address":
 		if e.ComplexityRoot.OperatorRewards.Address == nil {
@@ -5698,6 +5754,23 @@ type Metrics {
   "The deployment ratio. Matches ` + "`" + `GET /metrics/deployment-ratio` + "`" + `."
   deploymentRatio: DeploymentRatio!
   """
+  One operator's TVL in ETH, stakers and AVS over time, derived from its
+  events, with the range rules of ` + "`" + `stakerCountHistory` + "`" + `; null when there is
+  no such operator. Matches ` + "`" + `GET /metrics/historical/operators/{address}` + "`" + `.
+  """
+  operatorHistory(
+    "The operator address."
+    operatorAddress: Address!
+    "The bucket length: ` + "`" + `1d` + "`" + ` or ` + "`" + `7d` + "`" + `."
+    frequency: String = "1d"
+    "Whether each value is the change within the bucket or the figure at its end."
+    variant: CountVariant = cumulative
+    "Start of the range, ISO 8601."
+    startAt: String
+    "End of the range, ISO 8601."
+    endAt: String
+  ): OperatorHistory
+  """
   A count as of the latest snapshot, with its changes. Matches
   ` + "`" + `GET /metrics/total-avs` + "`" + `, ` + "`" + `total-operators` + "`" + ` and ` + "`" + `total-deposits` + "`" + `.
   """
@@ -6198,6 +6271,24 @@ type StakerAvsApy {
   apy: Float!
   "The AVS's APY in each strategy the staker holds, by strategy address."
   strategies: [StakerStrategyApy!]!
+}
+
+"An operator's figures over time."
+type OperatorHistory {
+  "The buckets, oldest first."
+  data: [OperatorPoint!]!
+}
+
+"One bucket of an operator's history."
+type OperatorPoint {
+  "The start of the bucket (UTC midnight)."
+  timestamp: DateTime!
+  "The ETH value of the shares delegated to the operator, every strategy but EIGEN, at the current rates and prices."
+  tvlEth: Float!
+  "The stakers delegated to the operator."
+  totalStakers: Int!
+  "The AVS the operator is registered with."
+  totalAvs: Int!
 }
 `, BuiltIn: false},
 }
@@ -6713,6 +6804,8 @@ func (ec *executionContext) childFields_Metrics(ctx context.Context, field graph
 		return ec.fieldContext_Metrics_stakerCount(ctx, field)
 	case "deploymentRatio":
 		return ec.fieldContext_Metrics_deploymentRatio(ctx, field)
+	case "operatorHistory":
+		return ec.fieldContext_Metrics_operatorHistory(ctx, field)
 	case "total":
 		return ec.fieldContext_Metrics_total(ctx, field)
 	case "totalTvl":
@@ -6791,6 +6884,14 @@ func (ec *executionContext) childFields_Operator(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type Operator", field.Name)
 }
 
+func (ec *executionContext) childFields_OperatorHistory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_OperatorHistory_data(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperatorHistory", field.Name)
+}
+
 func (ec *executionContext) childFields_OperatorPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "data":
@@ -6799,6 +6900,20 @@ func (ec *executionContext) childFields_OperatorPage(ctx context.Context, field 
 		return ec.fieldContext_OperatorPage_meta(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type OperatorPage", field.Name)
+}
+
+func (ec *executionContext) childFields_OperatorPoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "timestamp":
+		return ec.fieldContext_OperatorPoint_timestamp(ctx, field)
+	case "tvlEth":
+		return ec.fieldContext_OperatorPoint_tvlEth(ctx, field)
+	case "totalStakers":
+		return ec.fieldContext_OperatorPoint_totalStakers(ctx, field)
+	case "totalAvs":
+		return ec.fieldContext_OperatorPoint_totalAvs(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OperatorPoint", field.Name)
 }
 
 func (ec *executionContext) childFields_OperatorRewards(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7836,6 +7951,52 @@ func (ec *executionContext) field_Metrics_countHistory_args(ctx context.Context,
 		return nil, err
 	}
 	args["series"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "frequency",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["frequency"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "variant",
+		func(ctx context.Context, v any) (*model.CountVariant, error) {
+			return ec.unmarshalOCountVariant2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountVariant(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["variant"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "startAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startAt"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "endAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endAt"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Metrics_operatorHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "operatorAddress",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNAddress2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["operatorAddress"] = arg0
 	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "frequency",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
@@ -13910,6 +14071,50 @@ func (ec *executionContext) fieldContext_Metrics_deploymentRatio(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Metrics_operatorHistory(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_operatorHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Metrics().OperatorHistory(ctx, obj, fc.Args["operatorAddress"].(string), fc.Args["frequency"].(*string), fc.Args["variant"].(*model.CountVariant), fc.Args["startAt"].(*string), fc.Args["endAt"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.OperatorHistory) graphql.Marshaler {
+			return ec.marshalOOperatorHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorHistory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_operatorHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorHistory(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Metrics_operatorHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Metrics_total(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14986,6 +15191,38 @@ func (ec *executionContext) fieldContext_Operator_slashings(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _OperatorHistory_data(ctx context.Context, field graphql.CollectedField, obj *model.OperatorHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorHistory_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.OperatorPoint) graphql.Marshaler {
+			return ec.marshalNOperatorPoint2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorPointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorHistory_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "OperatorHistory",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OperatorPoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OperatorPage_data(ctx context.Context, field graphql.CollectedField, obj *model.OperatorPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15048,6 +15285,98 @@ func (ec *executionContext) fieldContext_OperatorPage_meta(_ context.Context, fi
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _OperatorPoint_timestamp(ctx context.Context, field graphql.CollectedField, obj *model.OperatorPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorPoint_timestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorPoint_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorPoint", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorPoint_tvlEth(ctx context.Context, field graphql.CollectedField, obj *model.OperatorPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorPoint_tvlEth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TvlEth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorPoint_tvlEth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorPoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorPoint_totalStakers(ctx context.Context, field graphql.CollectedField, obj *model.OperatorPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorPoint_totalStakers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalStakers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorPoint_totalStakers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorPoint", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _OperatorPoint_totalAvs(ctx context.Context, field graphql.CollectedField, obj *model.OperatorPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OperatorPoint_totalAvs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalAvs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OperatorPoint_totalAvs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OperatorPoint", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _OperatorRewards_address(ctx context.Context, field graphql.CollectedField, obj *model.OperatorRewards) (ret graphql.Marshaler) {
@@ -26521,6 +26850,44 @@ func (ec *executionContext) _Metrics(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "operatorHistory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Metrics_operatorHistory(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "total":
 			field := field
 
@@ -27343,6 +27710,46 @@ func (ec *executionContext) _Operator(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var operatorHistoryImplementors = []string{"OperatorHistory"}
+
+func (ec *executionContext) _OperatorHistory(ctx context.Context, sel ast.SelectionSet, obj *model.OperatorHistory) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operatorHistoryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperatorHistory")
+		case "data":
+			out.Values[i] = ec._OperatorHistory_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var operatorPageImplementors = []string{"OperatorPage"}
 
 func (ec *executionContext) _OperatorPage(ctx context.Context, sel ast.SelectionSet, obj *model.OperatorPage) graphql.Marshaler {
@@ -27362,6 +27769,61 @@ func (ec *executionContext) _OperatorPage(ctx context.Context, sel ast.Selection
 			}
 		case "meta":
 			out.Values[i] = ec._OperatorPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var operatorPointImplementors = []string{"OperatorPoint"}
+
+func (ec *executionContext) _OperatorPoint(ctx context.Context, sel ast.SelectionSet, obj *model.OperatorPoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, operatorPointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OperatorPoint")
+		case "timestamp":
+			out.Values[i] = ec._OperatorPoint_timestamp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tvlEth":
+			out.Values[i] = ec._OperatorPoint_tvlEth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalStakers":
+			out.Values[i] = ec._OperatorPoint_totalStakers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalAvs":
+			out.Values[i] = ec._OperatorPoint_totalAvs(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -33110,6 +33572,32 @@ func (ec *executionContext) marshalNOperatorPage2ᚖgithubᚗcomᚋstakegraphᚋ
 	return ec._OperatorPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNOperatorPoint2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorPointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OperatorPoint) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOperatorPoint2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorPoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOperatorPoint2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorPoint(ctx context.Context, sel ast.SelectionSet, v *model.OperatorPoint) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._OperatorPoint(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNOperatorRewards2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorRewards(ctx context.Context, sel ast.SelectionSet, v *model.OperatorRewards) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -34425,6 +34913,13 @@ func (ec *executionContext) marshalOOperator2ᚖgithubᚗcomᚋstakegraphᚋstak
 		return graphql.Null
 	}
 	return ec._Operator(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOOperatorHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorHistory(ctx context.Context, sel ast.SelectionSet, v *model.OperatorHistory) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._OperatorHistory(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOOperatorSet2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐOperatorSet(ctx context.Context, sel ast.SelectionSet, v *model.OperatorSet) graphql.Marshaler {

@@ -31,6 +31,7 @@ var concurrentFields = map[string]bool{
 	"Metrics.beaconChainTvl":             true,
 	"Metrics.countHistory":               true,
 	"Metrics.deploymentRatio":            true,
+	"Metrics.operatorHistory":            true,
 	"Metrics.restakingTvl":               true,
 	"Metrics.stakerCount":                true,
 	"Metrics.stakerCountHistory":         true,

@@ -98,6 +98,8 @@ type loaders struct {
 	// strategyDays reads one strategy's daily TVLs (nil for an unknown
 	// strategy or one without snapshots).
 	strategyDays func(ctx context.Context, strategy string) ([]store.StrategyDay, error)
+	// operatorDays reads the days on which one operator's figures changed.
+	operatorDays func(ctx context.Context, operator string) ([]store.OperatorDay, error)
 }
 
 // pageKey keys a paged relation: the parent's key and the arguments.
@@ -185,6 +187,16 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 	l.strategyDays = func(ctx context.Context, strategy string) ([]store.StrategyDay, error) {
 		days, err := strategyDays(ctx, []string{strategy})
 		return days[strategy], err
+	}
+	// An operator's series is derived from its events; it is cached whole
+	// like countDays, by operator.
+	operatorDays := cachedFetch(entities, "operator days", budgeted(budget, func(ctx context.Context, keys []string) (map[string][]store.OperatorDay, error) {
+		rows, err := db.OperatorDays(ctx, keys)
+		return groupBy(rows, func(r store.OperatorDay) string { return r.Operator }), err
+	}))
+	l.operatorDays = func(ctx context.Context, operator string) ([]store.OperatorDay, error) {
+		days, err := operatorDays(ctx, []string{operator})
+		return days[operator], err
 	}
 	l.operatorRewards = newLoader(b, func(ctx context.Context, keys []string) (map[string]*store.OperatorRewards, error) {
 		rows, err := db.RewardsByOperators(ctx, keys)

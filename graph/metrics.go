@@ -283,6 +283,34 @@ func strategyTvlHistory(ctx context.Context, strategy string, frequency *string,
 	return tvlPoints(bs), nil
 }
 
+// operatorHistory resolves the history of one operator's figures, or nil
+// when there is no such operator.
+func operatorHistory(ctx context.Context, operator string, frequency *string, variant *model.CountVariant, startAt, endAt *string) (*model.OperatorHistory, error) {
+	op, err := operatorByAddress(ctx, operator)
+	if err != nil || op == nil {
+		return nil, err
+	}
+	l := loadersFor(ctx)
+	from, to, bucketDays, err := historyRange(frequency, startAt, endAt, l.now)
+	if err != nil {
+		return nil, err
+	}
+	days, err := l.operatorDays(ctx, operator)
+	if err != nil {
+		return nil, err
+	}
+	cumulative := variant == nil || *variant == model.CountVariantCumulative
+	dayOf := func(d store.OperatorDay) time.Time { return d.Day }
+	tvl := buckets(days, dayOf, func(d store.OperatorDay) float64 { return model.DecimalToFloat(d.TVLETH) }, from, to, bucketDays, cumulative)
+	stakers := buckets(days, dayOf, func(d store.OperatorDay) int { return d.Stakers }, from, to, bucketDays, cumulative)
+	avs := buckets(days, dayOf, func(d store.OperatorDay) int { return d.AVS }, from, to, bucketDays, cumulative)
+	out := &model.OperatorHistory{Data: make([]*model.OperatorPoint, len(tvl))}
+	for i := range tvl {
+		out.Data[i] = &model.OperatorPoint{Timestamp: tvl[i].Start, TvlEth: tvl[i].Value, TotalStakers: stakers[i].Value, TotalAvs: avs[i].Value}
+	}
+	return out, nil
+}
+
 // countHistory resolves a count history of series at the request's time.
 func countHistory(ctx context.Context, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt, endAt *string) (*model.CountHistory, error) {
 	l := loadersFor(ctx)

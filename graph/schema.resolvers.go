@@ -337,6 +337,11 @@ func (r *metricsResolver) DeploymentRatio(ctx context.Context, obj *model.Metric
 	}, nil
 }
 
+// OperatorHistory is the resolver for the operatorHistory field.
+func (r *metricsResolver) OperatorHistory(ctx context.Context, obj *model.Metrics, operatorAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.OperatorHistory, error) {
+	return operatorHistory(ctx, operatorAddress, frequency, variant, startAt, endAt)
+}
+
 // Total is the resolver for the total field.
 func (r *metricsResolver) Total(ctx context.Context, obj *model.Metrics, series model.CountSeries) (*model.TotalCount, error) {
 	return snapshotMetric(ctx, totalCount(snapshotCountOf(series)))

@@ -152,3 +152,61 @@ func testHistoricalValues(t *testing.T, c *client) {
 	}
 	c.failsEE(t, "/metrics/historical/tvl/restaking/0x93c4b944d05dfe6df7645a86cd2206016c51564e", http.StatusNotFound, "not_found", "0x93c4b944d05dfe6df7645a86cd2206016c51564e")
 }
+
+// testHistoricalOperators checks one operator's series: derived from its
+// events, each ends at the figures of /operators/{address}, starts at 0
+// before its first event, and its discrete values are the steps of the
+// cumulative ones.
+func testHistoricalOperators(t *testing.T, c *client) {
+	type point struct {
+		Timestamp              string
+		TvlEth                 float64
+		TotalStakers, TotalAvs int
+	}
+	var ops []string
+	if err := c.db.Select(&ops, `
+		(SELECT address FROM operators ORDER BY total_stakers DESC, address LIMIT 3)
+		UNION (SELECT DISTINCT operator_address FROM slashed_operator_shares ORDER BY 1 LIMIT 2)
+		ORDER BY 1`); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range ops {
+		target := "/metrics/historical/operators/" + op
+		var now struct {
+			TotalStakers, TotalAvs int
+			Tvl                    struct{ Tvl float64 }
+		}
+		c.okEE(t, "/operators/"+op+"?withTvl=true", &now)
+		var cumulative, discrete struct{ Data []point }
+		c.okEE(t, target, &cumulative)
+		c.okEE(t, target+"?variant=discrete", &discrete)
+		n := len(cumulative.Data)
+		if n != 31 || len(discrete.Data) != n {
+			t.Fatalf("GET %s: %d cumulative and %d discrete points, want 31", target, n, len(discrete.Data))
+		}
+		last := cumulative.Data[n-1]
+		if math.Abs(last.TvlEth-now.Tvl.Tvl) > 1e-9*max(1, now.Tvl.Tvl) || last.TotalStakers != now.TotalStakers || last.TotalAvs != now.TotalAvs {
+			t.Errorf("GET %s ends at %+v; /operators/%s has tvl %v, %d stakers, %d AVS", target, last, op, now.Tvl.Tvl, now.TotalStakers, now.TotalAvs)
+		}
+		for i := 1; i < n; i++ {
+			a, b, d := cumulative.Data[i-1], cumulative.Data[i], discrete.Data[i]
+			if b.TotalStakers-a.TotalStakers != d.TotalStakers || b.TotalAvs-a.TotalAvs != d.TotalAvs ||
+				math.Abs(b.TvlEth-a.TvlEth-d.TvlEth) > 1e-6*max(1, b.TvlEth) {
+				t.Errorf("GET %s: %s steps by %+v, discrete %+v", target, b.Timestamp, point{"", b.TvlEth - a.TvlEth, b.TotalStakers - a.TotalStakers, b.TotalAvs - a.TotalAvs}, d)
+			}
+		}
+		var created time.Time
+		if err := c.db.Get(&created, `SELECT LEAST(o.created_at, (SELECT min(block_time) FROM delegation_events WHERE operator_address = o.address)) FROM operators o WHERE o.address = $1`, op); err != nil {
+			t.Fatal(err)
+		}
+		var before struct{ Data []point }
+		c.okEE(t, target+"?endAt="+created.AddDate(0, 0, -1).Format("2006-01-02"), &before)
+		for _, p := range before.Data {
+			if p.TvlEth != 0 || p.TotalStakers != 0 || p.TotalAvs != 0 {
+				t.Fatalf("GET %s before its first event: %+v", target, p)
+			}
+		}
+	}
+	c.failsEE(t, "/metrics/historical/operators/0x00000000000000000000000000000000000000ff", http.StatusNotFound, "not_found", "0x00000000000000000000000000000000000000ff")
+	c.failsEE(t, "/metrics/historical/operators/0x00000000000000000000000000000000000000ff?frequency=3d", http.StatusUnprocessableEntity, "unprocessable_entity", "frequency")
+}

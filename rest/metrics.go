@@ -36,6 +36,8 @@ var (
 	historicalValueOp string
 	//go:embed operations/historical_strategy_tvl.graphql
 	historicalStrategyTVLOp string
+	//go:embed operations/historical_operator.graphql
+	historicalOperatorOp string
 )
 
 // metrics serves GET /metrics.
@@ -115,15 +117,19 @@ func (h *handlers) historical(op, series string) http.HandlerFunc {
 	}
 }
 
-// historicalStrategyTVL serves GET /metrics/historical/tvl/restaking/{address}:
-// one strategy's TVL history, or 404 for an unknown strategy.
-func (h *handlers) historicalStrategyTVL(w http.ResponseWriter, r *http.Request) {
-	strategy, err := pathAddress("address", chi.URLParam(r, "address"))
-	if err != nil {
-		respond.Error(w, r, err)
-		return
+// historicalOf serves the history of one subject (what) named by the
+// address path parameter: op with that address, or 404 when the subject is
+// unknown. It serves GET /metrics/historical/tvl/restaking/{address} and
+// /metrics/historical/operators/{address}.
+func (h *handlers) historicalOf(op, what string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		addr, err := pathAddress("address", chi.URLParam(r, "address"))
+		if err != nil {
+			respond.Error(w, r, err)
+			return
+		}
+		h.serveHistory(w, r, op, vars{"address": addr}, "no "+what+" has the address "+chi.URLParam(r, "address"))
 	}
-	h.serveHistory(w, r, historicalStrategyTVLOp, vars{"address": strategy}, "no strategy has the address "+chi.URLParam(r, "address"))
 }
 
 // serveHistory runs a historical series operation with vs and the route's

@@ -63,6 +63,7 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"beacon_chain_tvl":         beaconChainTVLOp,
 		"historical_value":         historicalValueOp,
 		"historical_strategy_tvl":  historicalStrategyTVLOp,
+		"historical_operator":      historicalOperatorOp,
 	}
 	files, err := fs.Glob(os.DirFS("operations"), "*.graphql")
 	if err != nil {

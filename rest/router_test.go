@@ -340,6 +340,8 @@ func TestVariables(t *testing.T) {
 		{"/metrics/total-deposits", map[string]any{"series": "deposits", "withChange": false}},
 		{"/metrics/historical/count-deposits?variant=discrete", map[string]any{"series": "deposits", "frequency": "1d", "variant": "discrete"}},
 		{"/metrics/historical/withdrawals?frequency=7d", map[string]any{"series": "withdrawals", "frequency": "7d", "variant": "cumulative"}},
+		{"/metrics/historical/operators/" + mixed + "?variant=discrete&frequency=7d",
+			map[string]any{"address": lower, "frequency": "7d", "variant": "discrete"}},
 		{"/metrics/historical/tvl/restaking/" + mixed + "?startAt=2025-01-01",
 			map[string]any{"address": lower, "frequency": "1d", "variant": "cumulative", "startAt": "2025-01-01T00:00:00Z"}},
 		{"/withdrawals/0x" + strings.Repeat("Ab", 32), map[string]any{"withdrawalRoot": "0x" + strings.Repeat("ab", 32)}},

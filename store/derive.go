@@ -149,24 +149,35 @@ func (tx *Tx) deriveOperatorShares(ctx context.Context, k keySet) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM operator_shares WHERE `+k.filter("operator_address"), k.arg()); err != nil {
 		return fmt.Errorf("derive operator shares: %w", err)
 	}
-	_, err := tx.ExecContext(ctx, fmt.Sprintf(`
+	_, err := tx.ExecContext(ctx, `
 		INSERT INTO operator_shares (operator_address, strategy_address, shares)
 		SELECT operator_address, strategy_address, sum(delta)
-		FROM (
-		    SELECT operator_address, strategy_address,
-		           CASE WHEN type = 'SHARES_INCREASED' THEN shares ELSE -shares END AS delta
-		    FROM delegation_events
-		    WHERE %[1]s AND type IN ('SHARES_INCREASED', 'SHARES_DECREASED')
-		    UNION ALL
-		    SELECT operator_address, strategy_address, -shares FROM slashed_operator_shares WHERE %[1]s
-		) l
+		FROM (`+operatorShareLedger(k.filter("operator_address"))+`) l
 		GROUP BY operator_address, strategy_address
 		HAVING sum(delta) > 0
-		ORDER BY operator_address, strategy_address`, k.filter("operator_address")), k.arg())
+		ORDER BY operator_address, strategy_address`, k.arg())
 	if err != nil {
 		return fmt.Errorf("derive operator shares: %w", err)
 	}
 	return nil
+}
+
+// operatorShareLedger returns the statement selecting the movements of
+// the delegated shares of the operators that cond (a condition on
+// operator_address) selects, as the DelegationManager's operatorShares
+// moves: (operator_address, strategy_address, block_time, delta) for each
+// SHARES_INCREASED (+), SHARES_DECREASED (−) and share a slash took (−).
+// An operator's shares in a strategy are the sum of its deltas, at any
+// time the sum of those up to it (store.OperatorDays).
+func operatorShareLedger(cond string) string {
+	return `
+		    SELECT operator_address, strategy_address, block_time,
+		           CASE WHEN type = 'SHARES_INCREASED' THEN shares ELSE -shares END AS delta
+		    FROM delegation_events
+		    WHERE ` + cond + ` AND type IN ('SHARES_INCREASED', 'SHARES_DECREASED')
+		    UNION ALL
+		    SELECT operator_address, strategy_address, block_time, -shares
+		    FROM slashed_operator_shares WHERE ` + cond
 }
 
 // joinKeys merges key lists, dropping duplicates and empty strings.

@@ -182,3 +182,92 @@ func (db *DB) StrategyDays(ctx context.Context, strategies []string) ([]Strategy
 	}
 	return out, nil
 }
+
+// OperatorDay is an operator's figures at the end of a day on which any of
+// them changed: the ETH value of its delegated shares in every strategy but
+// EIGEN (at the strategies' current rates and prices), the stakers
+// delegated to it and the AVS it is registered with. Days without a change
+// carry the figures of the day before.
+type OperatorDay struct {
+	Operator string    `db:"operator_address"`
+	Day      time.Time `db:"day"` // UTC midnight
+	TVLETH   string    `db:"tvl_eth"`
+	Stakers  int       `db:"total_stakers"`
+	AVS      int       `db:"total_avs"`
+}
+
+// OperatorDays returns the days on which the figures of the given
+// operators changed, by operator and oldest first, derived from their
+// events: the delegated shares from their ledger (operatorShareLedger),
+// the stakers from the DELEGATION (+1) and UNDELEGATION (−1) events, the
+// AVS from each (AVS, operator) pair's registration and operator set
+// membership events (+1 when a pair becomes active, −1 when it stops being
+// so).
+func (db *DB) OperatorDays(ctx context.Context, operators []string) ([]OperatorDay, error) {
+	var out []OperatorDay
+	if err := db.SelectContext(ctx, &out, `
+		WITH tvl AS (
+		    SELECT l.operator_address, l.block_time::date AS day,
+		           sum(strategy_eth(l.delta, s.shares_to_underlying, s.decimals, s.eth_price)) AS eth
+		    FROM (`+operatorShareLedger("operator_address = ANY($1)")+`) l
+		    JOIN strategies s ON s.address = l.strategy_address AND s.kind <> 'eigen'
+		    GROUP BY 1, 2
+		), delegations AS (
+		    SELECT operator_address, block_time::date AS day,
+		           sum(CASE type WHEN 'DELEGATION' THEN 1 ELSE -1 END) AS n
+		    FROM delegation_events
+		    WHERE operator_address = ANY($1) AND type IN ('DELEGATION', 'UNDELEGATION')
+		    GROUP BY 1, 2
+		), pair_events AS (
+		    -- The events of each (AVS, operator) pair: AVSDirectory statuses,
+		    -- and the changes of the number of the AVS's operator sets the
+		    -- operator is a member of.
+		    SELECT avs_address, operator_address, block_number, log_index, block_time,
+		           registered AS status, 0 AS member_change
+		    FROM registration_events WHERE operator_address = ANY($1)
+		    UNION ALL
+		    SELECT avs_address, operator_address, block_number, log_index, block_time, NULL,
+		           added::int - COALESCE(lag(added::int) OVER (
+		               PARTITION BY avs_address, operator_address, operator_set_id ORDER BY block_number, log_index), 0)
+		    FROM operator_set_membership_events WHERE operator_address = ANY($1)
+		), pair_states AS (
+		    SELECT *, count(status) OVER w AS status_group, sum(member_change) OVER w AS memberships
+		    FROM pair_events
+		    WINDOW w AS (PARTITION BY avs_address, operator_address ORDER BY block_number, log_index)
+		), pair_active AS (
+		    -- A pair is active while its latest status says registered or the
+		    -- operator is a member of any of the AVS's sets, as
+		    -- recomputeRegistrations derives avs_operators.is_active.
+		    SELECT avs_address, operator_address, block_number, log_index, block_time,
+		           (COALESCE(first_value(status) OVER (
+		                PARTITION BY avs_address, operator_address, status_group ORDER BY block_number, log_index), FALSE)
+		            OR memberships > 0)::int AS active
+		    FROM pair_states
+		), registrations AS (
+		    SELECT operator_address, block_time::date AS day, sum(change) AS n
+		    FROM (
+		        SELECT operator_address, block_time,
+		               active - COALESCE(lag(active) OVER (
+		                   PARTITION BY avs_address, operator_address ORDER BY block_number, log_index), 0) AS change
+		        FROM pair_active
+		    ) r
+		    GROUP BY 1, 2
+		), days AS (
+		    SELECT operator_address, day FROM tvl
+		    UNION SELECT operator_address, day FROM delegations
+		    UNION SELECT operator_address, day FROM registrations
+		)
+		SELECT d.operator_address, d.day::timestamp AT TIME ZONE 'UTC' AS day,
+		       (sum(COALESCE(t.eth, 0)) OVER w)::text AS tvl_eth,
+		       sum(COALESCE(g.n, 0)) OVER w AS total_stakers,
+		       sum(COALESCE(r.n, 0)) OVER w AS total_avs
+		FROM days d
+		LEFT JOIN tvl t USING (operator_address, day)
+		LEFT JOIN delegations g USING (operator_address, day)
+		LEFT JOIN registrations r USING (operator_address, day)
+		WINDOW w AS (PARTITION BY d.operator_address ORDER BY d.day)
+		ORDER BY d.operator_address, d.day`, pq.Array(operators)); err != nil {
+		return nil, fmt.Errorf("operator days: %w", Classify(err))
+	}
+	return out, nil
+}

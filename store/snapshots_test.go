@@ -2,8 +2,12 @@ package store_test
 
 import (
 	"context"
+	"math"
+	"strconv"
 	"testing"
 	"time"
+
+	"github.com/stakegraph/stakegraph/store"
 )
 
 // TestRefreshIfStaleRecomputesSnapshots checks what a migration that adds a
@@ -59,5 +63,55 @@ func TestRefreshIfStaleRecomputesSnapshots(t *testing.T) {
 	var stale bool
 	if err := db.GetContext(ctx, &stale, `SELECT dirty_since IS NOT NULL FROM service_state`); err != nil || stale {
 		t.Errorf("still stale after the refresh (%v)", err)
+	}
+}
+
+// TestOperatorDaysEndAtTheOperators checks the event-derived history of
+// every operator against the state the indexer derives: its last day has
+// the operator's TVL, stakers and AVS.
+func TestOperatorDaysEndAtTheOperators(t *testing.T) {
+	ctx := context.Background()
+	db := maintainedWorld(t)
+	var ops []struct {
+		Address string  `db:"address"`
+		TVL     float64 `db:"tvl_eth"`
+		Stakers int     `db:"total_stakers"`
+		AVS     int     `db:"total_avs"`
+	}
+	if err := db.SelectContext(ctx, &ops, `SELECT address, tvl_eth::float8 AS tvl_eth, total_stakers, total_avs FROM operators ORDER BY address`); err != nil {
+		t.Fatal(err)
+	}
+	addrs := make([]string, len(ops))
+	for i, o := range ops {
+		addrs[i] = o.Address
+	}
+	days, err := db.OperatorDays(ctx, addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]store.OperatorDay{}
+	for i, d := range days {
+		if i > 0 && days[i-1].Operator == d.Operator && !days[i-1].Day.Before(d.Day) {
+			t.Fatalf("operator %s: days out of order at %s", d.Operator, d.Day)
+		}
+		last[d.Operator] = d
+	}
+	checked := 0
+	for _, o := range ops {
+		d := last[o.Address]
+		tvl, _ := strconv.ParseFloat(d.TVLETH, 64)
+		if d.TVLETH == "" {
+			tvl = 0
+		}
+		if math.Abs(tvl-o.TVL) > 1e-9*math.Max(1, o.TVL) || d.Stakers != o.Stakers || d.AVS != o.AVS {
+			t.Errorf("operator %s: history ends at tvl %v, %d stakers, %d AVS; the operator has %v, %d, %d",
+				o.Address, tvl, d.Stakers, d.AVS, o.TVL, o.Stakers, o.AVS)
+		}
+		if o.Stakers > 0 && o.AVS > 0 {
+			checked++
+		}
+	}
+	if checked < 10 {
+		t.Errorf("only %d operators with stakers and AVS", checked)
 	}
 }

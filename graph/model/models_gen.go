@@ -108,6 +108,24 @@ type MaxMagnitude struct {
 	MaxMagnitude string `json:"maxMagnitude"`
 }
 
+// An operator's figures over time.
+type OperatorHistory struct {
+	// The buckets, oldest first.
+	Data []*OperatorPoint `json:"data"`
+}
+
+// One bucket of an operator's history.
+type OperatorPoint struct {
+	// The start of the bucket (UTC midnight).
+	Timestamp time.Time `json:"timestamp"`
+	// The ETH value of the shares delegated to the operator, every strategy but EIGEN, at the current rates and prices.
+	TvlEth float64 `json:"tvlEth"`
+	// The stakers delegated to the operator.
+	TotalStakers int `json:"totalStakers"`
+	// The AVS the operator is registered with.
+	TotalAvs int `json:"totalAvs"`
+}
+
 // What an operator is rewarded in and for.
 type OperatorRewards struct {
 	// The operator address.
