@@ -254,7 +254,12 @@ func submissionStrategyFromStore(s store.RewardsSubmissionStrategy) *model.Rewar
 }
 
 func submissionOperatorFromStore(o store.RewardsSubmissionOperator) *model.RewardsSubmissionOperator {
-	return &model.RewardsSubmissionOperator{OperatorAddress: o.OperatorAddress, Amount: o.Amount}
+	return &model.RewardsSubmissionOperator{
+		OperatorAddress: o.OperatorAddress,
+		Amount:          o.Amount,
+		Strategies:      o.Strategies,
+		StrategyAmounts: o.StrategyAmounts,
+	}
 }
 
 func operatorSetFromStore(s *store.OperatorSet) *model.OperatorSet {

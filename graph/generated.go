@@ -540,6 +540,8 @@ type ComplexityRoot struct {
 		Amount          func(childComplexity int) int
 		Operator        func(childComplexity int) int
 		OperatorAddress func(childComplexity int) int
+		Strategies      func(childComplexity int) int
+		StrategyAmounts func(childComplexity int) int
 	}
 
 	RewardsSubmissionPage struct {
@@ -3243,6 +3245,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RewardsSubmissionOperator.OperatorAddress(childComplexity), true
+	case "RewardsSubmissionOperator.strategies":
+		if e.ComplexityRoot.RewardsSubmissionOperator.Strategies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmissionOperator.Strategies(childComplexity), true
+	case "RewardsSubmissionOperator.strategyAmounts":
+		if e.ComplexityRoot.RewardsSubmissionOperator.StrategyAmounts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RewardsSubmissionOperator.StrategyAmounts(childComplexity), true
 
 	case "RewardsSubmissionPage.data":
 		if e.ComplexityRoot.RewardsSubmissionPage.Data == nil {
@@ -5513,6 +5527,10 @@ type RewardsSubmissionOperator {
   operatorAddress: Address!
   "The operator's amount, in the reward token's smallest unit."
   amount: BigInt!
+  "The submission's strategies, in submission order."
+  strategies: [Address!]!
+  "The operator's amount split across ` + "`" + `strategies` + "`" + ` by multiplier (amount × multiplier / Σ multipliers, rounded down), as the submission's amount is."
+  strategyAmounts: [BigInt!]!
   "The operator, or null when it never registered with the protocol."
   operator: Operator
 }
@@ -7204,6 +7222,10 @@ func (ec *executionContext) childFields_RewardsSubmissionOperator(ctx context.Co
 		return ec.fieldContext_RewardsSubmissionOperator_operatorAddress(ctx, field)
 	case "amount":
 		return ec.fieldContext_RewardsSubmissionOperator_amount(ctx, field)
+	case "strategies":
+		return ec.fieldContext_RewardsSubmissionOperator_strategies(ctx, field)
+	case "strategyAmounts":
+		return ec.fieldContext_RewardsSubmissionOperator_strategyAmounts(ctx, field)
 	case "operator":
 		return ec.fieldContext_RewardsSubmissionOperator_operator(ctx, field)
 	}
@@ -18904,6 +18926,52 @@ func (ec *executionContext) fieldContext_RewardsSubmissionOperator_amount(_ cont
 	return graphql.NewScalarFieldContext("RewardsSubmissionOperator", field, false, false, errors.New("field of type BigInt does not have child fields"))
 }
 
+func (ec *executionContext) _RewardsSubmissionOperator_strategies(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmissionOperator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmissionOperator_strategies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Strategies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNAddress2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmissionOperator_strategies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsSubmissionOperator", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _RewardsSubmissionOperator_strategyAmounts(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmissionOperator) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RewardsSubmissionOperator_strategyAmounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.StrategyAmounts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNBigInt2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RewardsSubmissionOperator_strategyAmounts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RewardsSubmissionOperator", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
 func (ec *executionContext) _RewardsSubmissionOperator_operator(ctx context.Context, field graphql.CollectedField, obj *model.RewardsSubmissionOperator) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29955,6 +30023,16 @@ func (ec *executionContext) _RewardsSubmissionOperator(ctx context.Context, sel 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "strategies":
+			out.Values[i] = ec._RewardsSubmissionOperator_strategies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "strategyAmounts":
+			out.Values[i] = ec._RewardsSubmissionOperator_strategyAmounts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "operator":
 			field := field
 
@@ -33174,6 +33252,35 @@ func (ec *executionContext) marshalNBigInt2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNBigInt2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNBigInt2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNBigInt2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNBigInt2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNBoolean2bool(ctx context.Context, v any) (bool, error) {

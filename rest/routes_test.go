@@ -150,7 +150,7 @@ func (p page) strings(key string) []string {
 func (c *client) all(t *testing.T, target string) page {
 	t.Helper()
 	var p page
-	c.ok(t, withQuery(target, "take=1000"), &p)
+	c.okEE(t, withQuery(target, "take=1000"), &p)
 	if p.Meta.Total != len(p.Data) {
 		t.Fatalf("GET %s: meta.total %d, %d records", target, p.Meta.Total, len(p.Data))
 	}
@@ -457,7 +457,7 @@ func testAVSOperators(t *testing.T, c *client) {
 
 	// The path address is case-insensitive.
 	var upper page
-	c.ok(t, "/avs/0x"+strings.ToUpper(addr[2:])+"/operators", &upper)
+	c.okEE(t, "/avs/0x"+strings.ToUpper(addr[2:])+"/operators", &upper)
 	if upper.Meta.Total != def.Meta.Total {
 		t.Errorf("mixed-case address: total %d, want %d", upper.Meta.Total, def.Meta.Total)
 	}
@@ -488,17 +488,21 @@ func testAVSRewards(t *testing.T, c *client) {
 			TotalAmount  string
 			TokenAddress string
 			Strategies   []struct{ StrategyAddress, Multiplier, Amount string }
+			Operators    []struct {
+				OperatorAddress, TotalAmount string
+				Strategies, StrategyAmounts  []string
+			}
 		}
 		TotalRewards     string
 		TotalSubmissions int
 		RewardTokens     []string
 		RewardStrategies []string
 	}
-	rewarded := 0
+	rewarded, operatorSplits := 0, 0
 	for _, a := range avs.Data {
 		addr := a["address"].(string)
 		var r rewards
-		c.ok(t, "/avs/"+addr+"/rewards", &r)
+		c.okEE(t, "/avs/"+addr+"/rewards", &r)
 		if r.Address != addr || r.TotalSubmissions != len(r.Submissions) {
 			t.Errorf("AVS %s: address %s, totalSubmissions %d, %d submissions", addr, r.Address, r.TotalSubmissions, len(r.Submissions))
 		}
@@ -517,6 +521,29 @@ func testAVSRewards(t *testing.T, c *client) {
 			for _, st := range s.Strategies {
 				strategies[st.StrategyAddress] = true
 			}
+			// Each operator's amount is split across the submission's
+			// strategies by multiplier, rounded down.
+			for _, o := range s.Operators {
+				if len(o.Strategies) != len(s.Strategies) || len(o.StrategyAmounts) != len(s.Strategies) {
+					t.Fatalf("AVS %s: operator %s has %d strategies and %d amounts; the submission has %d strategies",
+						addr, o.OperatorAddress, len(o.Strategies), len(o.StrategyAmounts), len(s.Strategies))
+				}
+				total, _ := new(big.Int).SetString(o.TotalAmount, 10)
+				msum := new(big.Int)
+				for _, st := range s.Strategies {
+					m, _ := new(big.Int).SetString(st.Multiplier, 10)
+					msum.Add(msum, m)
+				}
+				for i, st := range s.Strategies {
+					m, _ := new(big.Int).SetString(st.Multiplier, 10)
+					want := new(big.Int).Quo(new(big.Int).Mul(total, m), msum)
+					if o.Strategies[i] != st.StrategyAddress || o.StrategyAmounts[i] != want.String() {
+						t.Errorf("AVS %s: operator %s strategy %d is %s %s, want %s %s",
+							addr, o.OperatorAddress, i, o.Strategies[i], o.StrategyAmounts[i], st.StrategyAddress, want)
+					}
+				}
+				operatorSplits++
+			}
 		}
 		if sum.String() != r.TotalRewards {
 			t.Errorf("AVS %s: totalRewards %s, submissions sum to %s", addr, r.TotalRewards, sum)
@@ -526,8 +553,8 @@ func testAVSRewards(t *testing.T, c *client) {
 				addr, len(r.RewardTokens), len(r.RewardStrategies), len(tokens), len(strategies))
 		}
 	}
-	if rewarded == 0 {
-		t.Errorf("no AVS has rewards; the route is not exercised")
+	if rewarded == 0 || operatorSplits == 0 {
+		t.Errorf("%d AVS with rewards, %d operator splits; the route is not exercised", rewarded, operatorSplits)
 	}
 	c.fails(t, "/avs/0x00000000000000000000000000000000000000ff/rewards", http.StatusNotFound, "not_found")
 	c.fails(t, "/avs/nope/rewards", http.StatusUnprocessableEntity, "unprocessable_entity", `"address"`)
@@ -1085,7 +1112,7 @@ func testRewardStrategies(t *testing.T, c *client) {
 		}
 		Total int
 	}
-	c.ok(t, "/rewards/strategies", &r)
+	c.okEE(t, "/rewards/strategies", &r)
 	if r.Total != len(r.Strategies) || r.Total == 0 {
 		t.Errorf("total %d, %d strategies", r.Total, len(r.Strategies))
 	}

@@ -234,7 +234,7 @@ func TestSlashingRoutes(t *testing.T) {
 			Submissions      []struct {
 				RewardsSubmissionHash string
 				TotalAmount           string
-				Operators             []struct{ OperatorAddress, Amount string }
+				Operators             []struct{ OperatorAddress, TotalAmount string }
 			}
 		}
 		c.ok(t, "/avs/"+avs+"/rewards", &r)
@@ -242,7 +242,7 @@ func TestSlashingRoutes(t *testing.T) {
 		for _, s := range r.Submissions {
 			var ops []string
 			for _, o := range s.Operators {
-				ops = append(ops, o.OperatorAddress+"="+o.Amount)
+				ops = append(ops, o.OperatorAddress+"="+o.TotalAmount)
 			}
 			got = append(got, s.RewardsSubmissionHash+" "+s.TotalAmount+" ["+strings.Join(ops, ",")+"]")
 		}

@@ -715,28 +715,18 @@ func (tx *Tx) applyRewards(ctx context.Context, b *chain.Batch) error {
 		amounts = append(amounts, bigString(e.Amount))
 		starts = append(starts, int64(e.StartTimestamp))
 		durations = append(durations, int64(e.Duration))
-		// Each strategy's share of the amount is proportional to its
-		// multiplier: amount × multiplier / Σ multipliers (integer division).
-		total := new(big.Int)
-		for _, sm := range e.Strategies {
-			if sm.Multiplier != nil {
-				total.Add(total, sm.Multiplier)
+		multipliers := make([]*big.Int, len(e.Strategies))
+		for i, sm := range e.Strategies {
+			multipliers[i] = sm.Multiplier
+			if multipliers[i] == nil {
+				multipliers[i] = new(big.Int)
 			}
 		}
-		for i, sm := range e.Strategies {
-			m := sm.Multiplier
-			if m == nil {
-				m = new(big.Int)
-			}
-			amt := new(big.Int)
-			if total.Sign() > 0 && e.Amount != nil {
-				amt.Mul(e.Amount, m)
-				amt.Quo(amt, total)
-			}
+		for i, amt := range splitByMultiplier(e.Amount, multipliers) {
 			sHashes = append(sHashes, h)
 			sPositions = append(sPositions, int64(i))
-			sStrategies = append(sStrategies, lower(sm.Strategy))
-			sMultipliers = append(sMultipliers, m.String())
+			sStrategies = append(sStrategies, lower(e.Strategies[i].Strategy))
+			sMultipliers = append(sMultipliers, multipliers[i].String())
 			sAmounts = append(sAmounts, amt.String())
 		}
 	}

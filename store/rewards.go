@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"time"
 
 	"github.com/lib/pq"
@@ -137,21 +138,75 @@ type RewardsSubmissionOperator struct {
 	Hash            string `db:"rewards_submission_hash"`
 	OperatorAddress string `db:"operator_address"`
 	Amount          string `db:"amount"`
+	// Strategies are the submission's strategies, and StrategyAmounts the
+	// operator's amount split across them by splitByMultiplier, as the
+	// submission's amount is.
+	Strategies      []string `db:"-"`
+	StrategyAmounts []string `db:"-"`
 }
 
 // OperatorsBySubmissions returns the operators' amounts of the given
 // rewards submissions (operator-directed ones have them), ordered by
-// submission hash and then in submission order.
+// submission hash and then in submission order, each split across the
+// submission's strategies.
 func (db *DB) OperatorsBySubmissions(ctx context.Context, hashes []string) ([]RewardsSubmissionOperator, error) {
-	var out []RewardsSubmissionOperator
-	if err := db.SelectContext(ctx, &out, `
-		SELECT rewards_submission_hash, operator_address, amount::text AS amount
-		FROM rewards_submission_operators
-		WHERE rewards_submission_hash = ANY($1)
-		ORDER BY rewards_submission_hash, position`, pq.Array(hashes)); err != nil {
+	var rows []struct {
+		RewardsSubmissionOperator
+		Strategies  pq.StringArray `db:"strategies"`
+		Multipliers pq.StringArray `db:"multipliers"`
+	}
+	if err := db.SelectContext(ctx, &rows, `
+		SELECT o.rewards_submission_hash, o.operator_address, o.amount::text AS amount,
+		       ARRAY(SELECT s.strategy_address::text FROM rewards_submission_strategies s
+		             WHERE s.rewards_submission_hash = o.rewards_submission_hash ORDER BY s.position) AS strategies,
+		       ARRAY(SELECT s.multiplier::text FROM rewards_submission_strategies s
+		             WHERE s.rewards_submission_hash = o.rewards_submission_hash ORDER BY s.position) AS multipliers
+		FROM rewards_submission_operators o
+		WHERE o.rewards_submission_hash = ANY($1)
+		ORDER BY o.rewards_submission_hash, o.position`, pq.Array(hashes)); err != nil {
 		return nil, fmt.Errorf("rewards submission operators: %w", Classify(err))
 	}
+	out := make([]RewardsSubmissionOperator, len(rows))
+	for i, r := range rows {
+		amount, ok := new(big.Int).SetString(r.Amount, 10)
+		if !ok {
+			return nil, fmt.Errorf("rewards submission %s: operator amount %q", r.Hash, r.Amount)
+		}
+		multipliers := make([]*big.Int, len(r.Multipliers))
+		for j, m := range r.Multipliers {
+			if multipliers[j], ok = new(big.Int).SetString(m, 10); !ok {
+				return nil, fmt.Errorf("rewards submission %s: multiplier %q", r.Hash, m)
+			}
+		}
+		out[i] = r.RewardsSubmissionOperator
+		out[i].Strategies = r.Strategies
+		out[i].StrategyAmounts = make([]string, len(multipliers))
+		for j, a := range splitByMultiplier(amount, multipliers) {
+			out[i].StrategyAmounts[j] = a.String()
+		}
+	}
 	return out, nil
+}
+
+// splitByMultiplier splits amount across strategies in proportion to their
+// multipliers: amount × multiplier / Σ multipliers, rounded down (all zero
+// when there is no amount or the multipliers sum to zero). It is the split
+// of a rewards submission's amount, and of an operator's amount in an
+// operator-directed one.
+func splitByMultiplier(amount *big.Int, multipliers []*big.Int) []*big.Int {
+	total := new(big.Int)
+	for _, m := range multipliers {
+		total.Add(total, m)
+	}
+	out := make([]*big.Int, len(multipliers))
+	for i, m := range multipliers {
+		out[i] = new(big.Int)
+		if total.Sign() > 0 && amount != nil {
+			out[i].Mul(amount, m)
+			out[i].Quo(out[i], total)
+		}
+	}
+	return out
 }
 
 // setSubmissionCondition selects, in rewards_submissions r, the

@@ -266,6 +266,8 @@ type RewardsSubmissionPage struct {
 type RewardsSubmissionOperator struct {
 	OperatorAddress string
 	Amount          string
+	Strategies      []string
+	StrategyAmounts []string
 }
 
 // OperatorSet is an operator set; its AVS, allocated stake and lists are
