@@ -55,6 +55,7 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/stakegraph/stakegraph/internal/respond"
 )
@@ -155,7 +156,9 @@ type Cache struct {
 	entries    map[string]*list.Element
 	lru        *list.List // of *entry, most recently used first
 	bytes      int64
-	flights    map[string]*flight
+	// flights runs one handler call per key and data version at a time
+	// for the requests that missed.
+	flights singleflight.Group
 }
 
 // entry is one stored response. Only its gzip copy is kept: API responses
@@ -193,11 +196,17 @@ func (e *entry) body() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// flight is a response being computed by the first request that missed;
-// requests for the same key wait for it.
-type flight struct {
-	done  chan struct{}
-	entry *entry // nil when the response was not cacheable
+// flightResult is what a flight computed: the entry (nil when the response
+// was not cacheable), the recorded response, and the token of the request
+// that started it, so that this request alone replays an uncacheable
+// response and the others compute their own.
+type flightResult struct {
+	entry *entry
+	rec   *recorder
+	owner *int
+	// panicked holds the value the handler panicked with, re-raised in
+	// every request that shared the flight.
+	panicked any
 }
 
 // New returns a cache whose freshness follows src. It serves nothing
@@ -209,7 +218,6 @@ func New(src VersionSource, opts Options) *Cache {
 		opts:    opts,
 		entries: map[string]*list.Element{},
 		lru:     list.New(),
-		flights: map[string]*flight{},
 		metrics: newMetrics(opts.Registerer),
 	}
 	if opts.MaxAge < 0 {
@@ -336,33 +344,6 @@ func (c *Cache) removeLocked(el *list.Element) {
 	c.metrics.entries.Set(float64(c.lru.Len()))
 }
 
-// join returns the flight computing key at version, and whether the caller
-// leads it (and must call land).
-func (c *Cache) join(version int64, key string) (*flight, bool) {
-	fk := strconv.FormatInt(version, 10) + " " + key
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if f, ok := c.flights[fk]; ok {
-		return f, false
-	}
-	f := &flight{done: make(chan struct{})}
-	c.flights[fk] = f
-	return f, true
-}
-
-// land ends the flight of key at version with its entry (nil when the
-// response was not cacheable) and stores the entry.
-func (c *Cache) land(version int64, key string, f *flight, e *entry) {
-	if e != nil {
-		c.put(version, e)
-	}
-	c.mu.Lock()
-	delete(c.flights, strconv.FormatInt(version, 10)+" "+key)
-	c.mu.Unlock()
-	f.entry = e
-	close(f.done)
-}
-
 // Middleware caches the GET (and serves the HEAD) responses of a REST API,
 // keyed by path and query string. The query is normalized the way the
 // handlers read it: parameters in name order, only the first value of a
@@ -376,7 +357,7 @@ func (c *Cache) Middleware(next http.Handler) http.Handler {
 		// REST responses are application/json whatever the Accept header
 		// says, so it is not part of the key.
 		key := "rest " + r.URL.Path + "?" + normalizeQuery(r.URL.Query())
-		c.handle(w, r, key, false, next, func(rec *recorder) bool { return true })
+		c.handle(w, r, key, nil, false, next, func(rec *recorder) bool { return true })
 	})
 }
 
@@ -388,6 +369,7 @@ func (c *Cache) Middleware(next http.Handler) http.Handler {
 func (c *Cache) GraphQLMiddleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var key string
+		var body []byte
 		switch r.Method {
 		case http.MethodGet, http.MethodHead:
 			key = "graphql ?" + normalizeQuery(r.URL.Query())
@@ -397,7 +379,8 @@ func (c *Cache) GraphQLMiddleware(next http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			body, err := io.ReadAll(io.LimitReader(r.Body, c.opts.MaxRequestBytes+1))
+			var err error
+			body, err = io.ReadAll(io.LimitReader(r.Body, c.opts.MaxRequestBytes+1))
 			rest := r.Body
 			r.Body = struct {
 				io.Reader
@@ -414,14 +397,14 @@ func (c *Cache) GraphQLMiddleware(next http.Handler) http.Handler {
 			return
 		}
 		key += " as " + c.opts.GraphQLMediaType(r)
-		c.handle(w, r, key, true, next, func(rec *recorder) bool { return !hasGraphQLErrors(rec.body.Bytes()) })
+		c.handle(w, r, key, body, true, next, func(rec *recorder) bool { return !hasGraphQLErrors(rec.body.Bytes()) })
 	})
 }
 
 // handle answers r from the cache, or runs next and stores its response
 // when cacheable says so. varyAccept says the key holds the media type
 // negotiated from the Accept header.
-func (c *Cache) handle(w http.ResponseWriter, r *http.Request, key string, varyAccept bool, next http.Handler, cacheable func(*recorder) bool) {
+func (c *Cache) handle(w http.ResponseWriter, r *http.Request, key string, body []byte, varyAccept bool, next http.Handler, cacheable func(*recorder) bool) {
 	version, known := c.current()
 	if !known {
 		c.metrics.requests.WithLabelValues("bypass").Inc()
@@ -441,54 +424,88 @@ func (c *Cache) handle(w http.ResponseWriter, r *http.Request, key string, varyA
 		next.ServeHTTP(w, r)
 		return
 	}
-	f, leader := c.join(version, key)
-	if !leader {
-		select {
-		case <-f.done:
-		case <-r.Context().Done():
-			if !errors.Is(r.Context().Err(), context.DeadlineExceeded) {
-				return // the client left
-			}
-			// The request ran out of time waiting: the handler answers at
-			// once with the timeout error of its API.
-			w.Header().Set("X-Cache", "MISS")
-			next.ServeHTTP(w, r)
-			return
+	// The flight runs the handler on its own copy of the request, whose
+	// body reader is its own and whose context keeps the request's values
+	// and deadline but not its cancellation: a request that stops waiting
+	// (its client left, or its deadline passed) leaves the flight to the
+	// others, and answers on its own without sharing a body or a
+	// recorder with it.
+	token := new(int)
+	flightReq := r.Clone(context.WithoutCancel(r.Context()))
+	if body != nil {
+		flightReq.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	deadline, hasDeadline := r.Context().Deadline()
+	ch := c.flights.DoChan(strconv.FormatInt(version, 10)+" "+key, func() (any, error) {
+		// Only the request that starts the flight gets here.
+		if hasDeadline {
+			ctx, cancel := context.WithDeadline(flightReq.Context(), deadline)
+			defer cancel()
+			flightReq = flightReq.WithContext(ctx)
 		}
-		if f.entry != nil {
-			c.serve(w, r, f.entry, "HIT")
-			return
+		return c.fly(version, key, varyAccept, next, flightReq, cacheable, token), nil
+	})
+	var res flightResult
+	select {
+	case out := <-ch:
+		res = out.Val.(flightResult)
+	case <-r.Context().Done():
+		if !errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+			return // the client left
 		}
-		// The first request's response was not cacheable (an error, say):
-		// answer this one on its own.
-	}
-	rec := &recorder{header: http.Header{}}
-	landed := false
-	if leader {
-		defer func() {
-			if !landed { // next panicked
-				c.land(version, key, f, nil)
-			}
-		}()
-	}
-	next.ServeHTTP(rec, r)
-	var e *entry
-	if rec.status == http.StatusOK && rec.body.Len() <= c.opts.MaxEntryBytes && cacheable(rec) {
-		e = c.newEntry(key, rec)
-		e.varyAccept = varyAccept
-	}
-	if leader {
-		c.land(version, key, f, e)
-		landed = true
-	} else if e != nil {
-		c.put(version, e)
-	}
-	if e == nil {
+		// The request ran out of time waiting: the handler answers at
+		// once with the timeout error of its API.
 		w.Header().Set("X-Cache", "MISS")
-		rec.replay(w)
+		next.ServeHTTP(w, r)
 		return
 	}
-	c.serve(w, r, e, "MISS")
+	if res.panicked != nil {
+		panic(res.panicked)
+	}
+	switch {
+	case res.entry != nil:
+		status := "HIT"
+		if res.owner == token {
+			status = "MISS"
+		}
+		c.serve(w, r, res.entry, status)
+	case res.owner == token:
+		w.Header().Set("X-Cache", "MISS")
+		res.rec.replay(w)
+	default:
+		// The flight's response was not cacheable (an error, say): answer
+		// this request on its own.
+		res = c.fly(version, key, varyAccept, next, r, cacheable, token)
+		if res.panicked != nil {
+			panic(res.panicked)
+		}
+		if res.entry != nil {
+			c.serve(w, r, res.entry, "MISS")
+			return
+		}
+		w.Header().Set("X-Cache", "MISS")
+		res.rec.replay(w)
+	}
+}
+
+// fly runs next for r, recording its response, and stores the response
+// when it is a cacheable 200. A panic of next is returned, not raised, so
+// that it reaches the requests waiting for the flight.
+func (c *Cache) fly(version int64, key string, varyAccept bool, next http.Handler, r *http.Request, cacheable func(*recorder) bool, owner *int) (res flightResult) {
+	res.owner = owner
+	res.rec = &recorder{header: http.Header{}}
+	defer func() {
+		if p := recover(); p != nil {
+			res.panicked = p
+		}
+	}()
+	next.ServeHTTP(res.rec, r)
+	if res.rec.status == http.StatusOK && res.rec.body.Len() <= c.opts.MaxEntryBytes && cacheable(res.rec) {
+		res.entry = c.newEntry(key, res.rec)
+		res.entry.varyAccept = varyAccept
+		c.put(version, res.entry)
+	}
+	return res
 }
 
 // newEntry makes the entry of a recorded 200 response.

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -746,5 +747,84 @@ func TestRESTDoesNotVaryOnAccept(t *testing.T) {
 	}
 	if v := r.header.Values("Vary"); strings.Join(v, ", ") != "Accept-Encoding" {
 		t.Errorf("Vary %q; want Accept-Encoding", v)
+	}
+}
+
+// TestFlightOutlivesItsStarter checks that the request that started a
+// flight can stop waiting (its client left) without ending the flight for
+// the requests that share it, and that a GraphQL request past its deadline
+// reads its own body while the flight reads a copy (run with -race).
+func TestFlightOutlivesItsStarter(t *testing.T) {
+	src := &versions{version: 1}
+	release := make(chan struct{})
+	var calls atomic.Int64
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		body, _ := io.ReadAll(r.Body)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			w.WriteHeader(http.StatusGatewayTimeout)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"data":{"body":`+strconv.Quote(string(body))+`}}`)
+	})
+	c := newTestCache(t, src, Options{})
+	for _, tc := range []struct {
+		name    string
+		handler http.Handler
+		method  string
+		body    string
+	}{
+		{"rest", c.Middleware(next), http.MethodGet, ""},
+		{"graphql", c.GraphQLMiddleware(next), http.MethodPost, `{"query":"{ a }"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls.Store(0)
+			release = make(chan struct{})
+			newReq := func(ctx context.Context) *http.Request {
+				r := httptest.NewRequest(tc.method, "/avs", strings.NewReader(tc.body)).WithContext(ctx)
+				if tc.body != "" {
+					r.Header.Set("Content-Type", "application/json")
+				}
+				return r
+			}
+			// The starter's client leaves while the handler runs.
+			ctx, leave := context.WithCancel(context.Background())
+			started := make(chan struct{})
+			go func() {
+				defer close(started)
+				tc.handler.ServeHTTP(httptest.NewRecorder(), newReq(ctx))
+			}()
+			for deadline := time.Now().Add(5 * time.Second); calls.Load() == 0 && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+			// A request past its deadline answers with its own call.
+			short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+			defer cancel()
+			late := httptest.NewRecorder()
+			tc.handler.ServeHTTP(late, newReq(short))
+			if late.Code != http.StatusGatewayTimeout {
+				t.Errorf("request past its deadline: %d; want its own 504", late.Code)
+			}
+			leave()
+			<-started
+			follower := make(chan *httptest.ResponseRecorder)
+			go func() {
+				rec := httptest.NewRecorder()
+				tc.handler.ServeHTTP(rec, newReq(context.Background()))
+				follower <- rec
+			}()
+			time.Sleep(20 * time.Millisecond)
+			close(release)
+			rec := <-follower
+			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), strconv.Quote(tc.body)) {
+				t.Errorf("follower after the starter left: %d %s", rec.Code, rec.Body)
+			}
+			if n := calls.Load(); n != 2 {
+				t.Errorf("handler ran %d times; want 2 (the flight and the late request)", n)
+			}
+		})
 	}
 }
