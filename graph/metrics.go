@@ -274,7 +274,9 @@ func strategyTvlHistory(ctx context.Context, strategy string, frequency *string,
 	if err != nil || s == nil {
 		return nil, err
 	}
-	bs, err := valueBuckets(ctx, func(ctx context.Context) ([]store.StrategyDay, error) { return loadersFor(ctx).strategyDays(ctx, strategy) },
+	bs, err := valueBuckets(ctx, func(ctx context.Context) ([]store.StrategyDay, error) {
+		return loadersFor(ctx).strategyDays(ctx, strategy)
+	},
 		func(d store.StrategyDay) time.Time { return d.Day }, func(d store.StrategyDay) string { return d.TVLETH },
 		frequency, variant, startAt, endAt)
 	if err != nil {
