@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/stakegraph/stakegraph/graph"
-	"github.com/stakegraph/stakegraph/store"
 )
 
 // The tests of this file check the limits that keep one request from
@@ -58,7 +57,7 @@ func TestAbuseProbes(t *testing.T) {
 			if !ok {
 				t.Fatalf("no expectation for probe %q", p.name)
 			}
-			r := runProbe(t, srv, p)
+			r := runProbe(t, db, srv, p)
 			t.Logf("status %d in %v, %d statements, peak heap +%d KiB, slowest concurrent request %v",
 				r.status, r.elapsed, r.statements, r.peakHeap>>10, r.concurrent)
 			if r.err != nil {
@@ -352,10 +351,10 @@ func TestStatementBudget(t *testing.T) {
 		t.Fatalf("5 pages: %d %+v", status, r.Errors)
 	}
 
-	before := store.StatementCount()
+	before := db.StatementCount()
 	start := time.Now()
 	status, _, body = send(t, http.MethodPost, srv, "application/json", bytes.NewReader(graphQLBody(aliases(40, page, ""))))
-	elapsed, statements := time.Since(start), store.StatementCount()-before
+	elapsed, statements := time.Since(start), db.StatementCount()-before
 	e := singleError(t, status, body)
 	if status != http.StatusUnprocessableEntity || e.Extensions.Code != "unprocessable_entity" || !strings.Contains(e.Message, "more than 10 database statements") {
 		t.Errorf("40 pages: %d %+v", status, e)

@@ -55,9 +55,9 @@ func TestEntityCache(t *testing.T) {
 	}`
 	run := func(c *client) (data string, statements int64) {
 		t.Helper()
-		before := store.StatementCount()
+		before := db.StatementCount()
 		res := c.post(q, nil)
-		statements = store.StatementCount() - before
+		statements = db.StatementCount() - before
 		if len(res.Errors) > 0 {
 			t.Fatalf("errors: %+v", res.Errors)
 		}

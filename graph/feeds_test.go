@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
-
-	"github.com/stakegraph/stakegraph/store"
 )
 
 // TestEventFeedsAgreeWithSubjects checks that the global delegation feed
@@ -62,13 +60,13 @@ func TestEventFeedStatements(t *testing.T) {
 	vars := map[string]any{"from": testNow.Add(-30 * 24 * time.Hour).Format(time.RFC3339), "to": testNow.Format(time.RFC3339)}
 	count := func(take int) (int64, int) {
 		vars["take"] = take
-		before := store.StatementCount()
+		before := db.StatementCount()
 		got := query[map[string]struct{ Data []any }](c, q, vars)
 		n := 0
 		for _, p := range got {
 			n += len(p.Data)
 		}
-		return store.StatementCount() - before, n
+		return db.StatementCount() - before, n
 	}
 	small, smallRows := count(2)
 	large, largeRows := count(200)

@@ -18,7 +18,6 @@ import (
 
 	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/internal/derrors"
-	"github.com/stakegraph/stakegraph/store"
 )
 
 func TestInvalidQueries(t *testing.T) {
@@ -299,9 +298,9 @@ func TestStatementsDoNotGrowWithItems(t *testing.T) {
 		}
 	}
 	run := func(n int) (statements int64, registrations int) {
-		before := store.StatementCount()
+		before := db.StatementCount()
 		got := query[result](c, q, map[string]any{"n": n})
-		statements = store.StatementCount() - before
+		statements = db.StatementCount() - before
 		if len(got.AvsList.Data) != n {
 			t.Fatalf("%d AVS, want %d", len(got.AvsList.Data), n)
 		}

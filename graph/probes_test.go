@@ -177,7 +177,7 @@ type probeResult struct {
 
 // runProbe sends p to url, while another client sends simple requests,
 // and measures both.
-func runProbe(t *testing.T, url string, p abuseProbe) probeResult {
+func runProbe(t *testing.T, db *store.DB, url string, p abuseProbe) probeResult {
 	t.Helper()
 	runtime.GC()
 	var base runtime.MemStats
@@ -224,7 +224,7 @@ func runProbe(t *testing.T, url string, p abuseProbe) probeResult {
 		}
 	}()
 
-	before := store.StatementCount()
+	before := db.StatementCount()
 	start := time.Now()
 	req, err := http.NewRequest(http.MethodPost, url, p.body())
 	if err != nil {
@@ -248,7 +248,7 @@ func runProbe(t *testing.T, url string, p abuseProbe) probeResult {
 	close(done)
 	wg.Wait()
 	r.simple = simple.Load()
-	r.statements = store.StatementCount() - before - r.simple
+	r.statements = db.StatementCount() - before - r.simple
 	r.peakHeap = peak.Load()
 	r.concurrent = time.Duration(slowest.Load())
 	return r
@@ -279,7 +279,7 @@ func TestMeasureProbes(t *testing.T) {
 		if only != "1" && !strings.Contains(p.name, only) {
 			continue
 		}
-		r := runProbe(t, srv, p)
+		r := runProbe(t, db, srv, p)
 		head := r.body
 		if len(head) > 160 {
 			head = head[:160]

@@ -728,12 +728,12 @@ func TestSlashingStatementsDoNotGrowWithItems(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := func(n int) int64 {
-				before := store.StatementCount()
+				before := db.StatementCount()
 				r := c.post(tc.query, map[string]any{"n": n})
 				if len(r.Errors) > 0 {
 					t.Fatalf("errors: %+v", r.Errors)
 				}
-				return store.StatementCount() - before
+				return db.StatementCount() - before
 			}
 			one, all := run(tc.one), run(tc.all)
 			t.Logf("%d item(s): %d statements; %d: %d", tc.one, one, tc.all, all)

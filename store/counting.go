@@ -8,38 +8,37 @@ import (
 	"github.com/lib/pq"
 )
 
-// statements counts the statements of every *DB opened by Open: each talks
-// to PostgreSQL through a thin driver wrapper that counts the statements it
-// sends, so tests can assert that a request costs a constant number of
-// queries (no N+1) and benchmarks can report statements per request.
-var statements atomic.Int64
+// A DB counts the statements it sends: each handle talks to PostgreSQL
+// through a thin driver wrapper that adds every statement to the counter
+// the handle and the pools it opens with NewPool share, so tests can
+// assert that a request costs a constant number of queries (no N+1) and
+// benchmarks can report statements per request (DB.StatementCount).
 
-// StatementCount returns the number of SQL statements sent through every
-// database handle of this process so far. Take the difference of two readings
-// to count the statements of one piece of work.
-func StatementCount() int64 { return statements.Load() }
+// countingDriver is the driver of a countingConnector's connections.
+type countingDriver struct {
+	count *atomic.Int64
+}
 
-type countingDriver struct{}
-
-func (countingDriver) Open(name string) (driver.Conn, error) {
+func (d countingDriver) Open(name string) (driver.Conn, error) {
 	c, err := pq.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{Conn: c}, nil
+	return &countingConn{Conn: c, count: d.count}, nil
 }
 
 // countingConnector opens pq connections in a fixed configuration (the
 // connection URL with the pool's session settings) and counts their
 // statements.
 type countingConnector struct {
-	pq *pq.Connector
+	pq    *pq.Connector
+	count *atomic.Int64
 }
 
 // newCountingConnector returns the connector of url, with runtime
 // parameters (statement_timeout, say) sent to the server as each
-// connection starts.
-func newCountingConnector(url string, runtime map[string]string) (*countingConnector, error) {
+// connection starts, adding each statement to count.
+func newCountingConnector(url string, runtime map[string]string, count *atomic.Int64) (*countingConnector, error) {
 	cfg, err := pq.NewConfig(url)
 	if err != nil {
 		return nil, err
@@ -56,7 +55,7 @@ func newCountingConnector(url string, runtime map[string]string) (*countingConne
 	if err != nil {
 		return nil, err
 	}
-	return &countingConnector{pq: c}, nil
+	return &countingConnector{pq: c, count: count}, nil
 }
 
 func (c *countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -64,28 +63,29 @@ func (c *countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &countingConn{Conn: conn}, nil
+	return &countingConn{Conn: conn, count: c.count}, nil
 }
 
-func (c *countingConnector) Driver() driver.Driver { return countingDriver{} }
+func (c *countingConnector) Driver() driver.Driver { return countingDriver{count: c.count} }
 
 // countingConn forwards to pq's connection and counts statements.
 type countingConn struct {
 	driver.Conn
+	count *atomic.Int64
 }
 
 func (c *countingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	statements.Add(1)
+	c.count.Add(1)
 	return c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
 }
 
 func (c *countingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	statements.Add(1)
+	c.count.Add(1)
 	return c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
 }
 
 func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	statements.Add(1)
+	c.count.Add(1)
 	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
 }
 

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -33,7 +34,16 @@ var migrations embed.FS
 type DB struct {
 	*sqlx.DB
 	url string // for NewPool
+	// statements counts the statements sent by this handle and by the
+	// pools opened from it with NewPool.
+	statements *atomic.Int64
 }
+
+// StatementCount returns the number of SQL statements this handle, and
+// the pools opened from it with NewPool, have sent so far. Take the
+// difference of two readings to count the statements of one piece of
+// work.
+func (db *DB) StatementCount() int64 { return db.statements.Load() }
 
 // PoolConfig tunes the connection pool and the sessions of its
 // connections.
@@ -58,6 +68,11 @@ func Open(ctx context.Context, url string, pool ...PoolConfig) (*DB, error) {
 	if len(pool) > 0 {
 		cfg = pool[0]
 	}
+	return open(ctx, url, cfg, new(atomic.Int64))
+}
+
+// open is Open with the statement counter of the handle.
+func open(ctx context.Context, url string, cfg PoolConfig, statements *atomic.Int64) (*DB, error) {
 	var runtime map[string]string
 	if cfg.StatementTimeout > 0 {
 		// In milliseconds, PostgreSQL's unit for it; at least 1, since 0
@@ -65,7 +80,7 @@ func Open(ctx context.Context, url string, pool ...PoolConfig) (*DB, error) {
 		ms := max(1, (cfg.StatementTimeout+time.Millisecond-1)/time.Millisecond)
 		runtime = map[string]string{"statement_timeout": strconv.FormatInt(int64(ms), 10)}
 	}
-	connector, err := newCountingConnector(url, runtime)
+	connector, err := newCountingConnector(url, runtime, statements)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -80,18 +95,19 @@ func Open(ctx context.Context, url string, pool ...PoolConfig) (*DB, error) {
 		return nil, fmt.Errorf("connect to database: %w", Classify(err))
 	}
 	// sqlx picks its bind style from the driver name; ours is PostgreSQL's.
-	return &DB{DB: sqlx.NewDb(db, "postgres"), url: url}, nil
+	return &DB{DB: sqlx.NewDb(db, "postgres"), url: url, statements: statements}, nil
 }
 
 // NewPool opens another handle on the same database, with a pool of its
 // own configured by cfg: the API's connections with a statement timeout
 // beside the indexer's without one, say, or a connection reserved for
-// work that must not wait behind a busy pool. Close it when done.
+// work that must not wait behind a busy pool. It shares db's statement
+// counter. Close it when done.
 func (db *DB) NewPool(ctx context.Context, cfg PoolConfig) (*DB, error) {
 	if db.url == "" {
 		return nil, errors.New("store: NewPool needs a DB made by Open")
 	}
-	return Open(ctx, db.url, cfg)
+	return open(ctx, db.url, cfg, db.statements)
 }
 
 // Migrations returns the embedded migration files (goose SQL files named

@@ -242,7 +242,7 @@ func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometh
 	registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "stakegraph_sql_statements_total",
 		Help: "SQL statements sent to PostgreSQL by this process.",
-	}, func() float64 { return float64(store.StatementCount()) }))
+	}, func() float64 { return float64(db.StatementCount()) }))
 	restAuth, gqlAuth := auth.Middleware, auth.Middleware
 	var opts graph.Options
 	if caches.responses || caches.entities {
