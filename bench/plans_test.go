@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/stakegraph/stakegraph/bench"
@@ -368,8 +367,7 @@ func fillMedium(ctx context.Context, db *store.DB) error {
 		return err
 	}
 	// A settled database: autovacuum has set the visibility map.
-	_, err := db.ExecContext(ctx, `VACUUM (ANALYZE)`)
-	return err
+	return db.VacuumAnalyze(ctx)
 }
 
 var mediumNow = time.Date(2025, 3, 15, 12, 0, 0, 0, time.UTC)
@@ -502,7 +500,7 @@ func openRecording(t *testing.T, dbURL string) *store.DB {
 	}
 	raw.SetMaxOpenConns(4)
 	t.Cleanup(func() { raw.Close() })
-	return &store.DB{DB: sqlx.NewDb(raw, "postgres")}
+	return store.Wrap(raw)
 }
 
 // executionTime runs the statement under EXPLAIN ANALYZE and returns the

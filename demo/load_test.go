@@ -32,7 +32,7 @@ func seedDemo(t *testing.T, opts Options) *store.DB {
 func count(t *testing.T, db *store.DB, query string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := db.GetContext(context.Background(), &n, query, args...); err != nil {
+	if err := storetest.SQL(t, db).GetContext(context.Background(), &n, query, args...); err != nil {
 		t.Fatalf("%v\n%s", err, query)
 	}
 	return n
@@ -43,7 +43,7 @@ func dump(t *testing.T, db *store.DB) string {
 	t.Helper()
 	ctx := context.Background()
 	var tables []string
-	err := db.SelectContext(ctx, &tables, `
+	err := storetest.SQL(t, db).SelectContext(ctx, &tables, `
 		SELECT table_name FROM information_schema.tables
 		WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name <> 'goose_db_version'
 		ORDER BY table_name`)
@@ -56,7 +56,7 @@ func dump(t *testing.T, db *store.DB) string {
 	h := sha256.New()
 	for _, table := range tables {
 		var rows []string
-		if err := db.SelectContext(ctx, &rows, fmt.Sprintf(`SELECT t::text FROM %q t ORDER BY 1`, table)); err != nil {
+		if err := storetest.SQL(t, db).SelectContext(ctx, &rows, fmt.Sprintf(`SELECT t::text FROM %q t ORDER BY 1`, table)); err != nil {
 			t.Fatal(err)
 		}
 		fmt.Fprintf(h, "%s %d\n", table, len(rows))
@@ -201,7 +201,7 @@ func checkDemoState(t *testing.T, db *store.DB) {
 	checkPositions(t, db, mustDemoGenerator(t))
 
 	var tvl string
-	if err := db.GetContext(context.Background(), &tvl, `SELECT round(tvl_eth)::text FROM daily_snapshots ORDER BY day DESC LIMIT 1`); err != nil {
+	if err := storetest.SQL(t, db).GetContext(context.Background(), &tvl, `SELECT round(tvl_eth)::text FROM daily_snapshots ORDER BY day DESC LIMIT 1`); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("TVL at now: %s ETH", tvl)
@@ -330,7 +330,7 @@ func checkOperatorShares(t *testing.T, db *store.DB, w *World) {
 		Diff     string `db:"diff"`
 		Rounding bool   `db:"rounding"`
 	}
-	err := db.SelectContext(context.Background(), &rows, `
+	err := storetest.SQL(t, db).SelectContext(context.Background(), &rows, `
 		SELECT operator_address, strategy_address, diff::text AS diff,
 		       EXISTS (SELECT 1 FROM max_magnitude_events m
 		               WHERE m.operator_address = p.operator_address AND m.strategy_address = p.strategy_address)
@@ -385,7 +385,7 @@ func checkPositions(t *testing.T, db *store.DB, g *generator) {
 		Factor       string `db:"deposit_scaling_factor"`
 		Withdrawable string `db:"withdrawable_shares"`
 	}
-	if err := db.SelectContext(ctx, &positions, `
+	if err := storetest.SQL(t, db).SelectContext(ctx, &positions, `
 		SELECT staker_address, strategy_address, deposit_shares::text, deposit_scaling_factor::text, withdrawable_shares::text
 		FROM staker_positions`); err != nil {
 		t.Fatal(err)
@@ -426,7 +426,7 @@ func checkPositions(t *testing.T, db *store.DB, g *generator) {
 		Staker string `db:"address"`
 		Factor string `db:"beacon_slashing_factor"`
 	}
-	if err := db.SelectContext(ctx, &factors, `
+	if err := storetest.SQL(t, db).SelectContext(ctx, &factors, `
 		SELECT address, beacon_slashing_factor::text FROM stakers WHERE beacon_slashing_factor <> 1000000000000000000`); err != nil {
 		t.Fatal(err)
 	}
@@ -445,7 +445,7 @@ func checkPositions(t *testing.T, db *store.DB, g *generator) {
 		Strategy string `db:"strategy_address"`
 		Shares   string `db:"shares"`
 	}
-	if err := db.SelectContext(ctx, &shares, `SELECT operator_address, strategy_address, shares::text FROM operator_shares`); err != nil {
+	if err := storetest.SQL(t, db).SelectContext(ctx, &shares, `SELECT operator_address, strategy_address, shares::text FROM operator_shares`); err != nil {
 		t.Fatal(err)
 	}
 	ledger := map[pair]string{}

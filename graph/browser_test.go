@@ -135,7 +135,7 @@ func sqlNames(t *testing.T, dbURL string) []string {
 	}
 	defer db.Close()
 	var names []string
-	if err := db.SelectContext(context.Background(), &names, `
+	if err := storetest.SQL(t, db).SelectContext(context.Background(), &names, `
 		SELECT a.metadata_name FROM avs a
 		WHERE NOT EXISTS (SELECT 1 FROM curated_avs_metadata c WHERE c.avs_address = a.address AND NOT c.is_visible)
 		ORDER BY a.total_operators DESC, a.address DESC LIMIT 3`); err != nil {

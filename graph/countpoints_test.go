@@ -98,7 +98,7 @@ func TestCountPointsMatchSQL(t *testing.T) {
 						Start time.Time `db:"start"`
 						Value int       `db:"value"`
 					}
-					if err := db.SelectContext(ctx, &want, sql,
+					if err := storetest.SQL(t, db).SelectContext(ctx, &want, sql,
 						r[0].Format(time.DateOnly), r[1].Format(time.DateOnly), bucket, cumulative); err != nil {
 						t.Fatal(err)
 					}
@@ -140,7 +140,7 @@ func TestCountDaysCached(t *testing.T) {
 	if len(a) == 0 {
 		t.Fatal("no daily counts")
 	}
-	if _, err := db.ExecContext(ctx, `DELETE FROM daily_snapshots`); err != nil {
+	if _, err := storetest.SQL(t, db).ExecContext(ctx, `DELETE FROM daily_snapshots`); err != nil {
 		t.Fatal(err)
 	}
 	if b := read(); len(b) != len(a) {

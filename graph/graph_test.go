@@ -13,6 +13,7 @@ import (
 
 	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // testNow is the time the demo history ends at and the clock of the API
@@ -119,7 +120,7 @@ func (c *client) expectCode(code, query string, vars map[string]any) gqlError {
 func sqlInt(t *testing.T, db *store.DB, query string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := db.GetContext(context.Background(), &n, query, args...); err != nil {
+	if err := storetest.SQL(t, db).GetContext(context.Background(), &n, query, args...); err != nil {
 		t.Fatalf("%v\n%s", err, query)
 	}
 	return n
@@ -129,7 +130,7 @@ func sqlInt(t *testing.T, db *store.DB, query string, args ...any) int {
 func sqlString(t *testing.T, db *store.DB, query string, args ...any) string {
 	t.Helper()
 	var s string
-	if err := db.GetContext(context.Background(), &s, query, args...); err != nil {
+	if err := storetest.SQL(t, db).GetContext(context.Background(), &s, query, args...); err != nil {
 		t.Fatalf("%v\n%s", err, query)
 	}
 	return s

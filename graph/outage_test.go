@@ -108,7 +108,7 @@ func TestRequestDeadline(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 
-	tx, err := db.BeginTx(context.Background(), nil)
+	tx, err := storetest.SQL(t, db).BeginTx(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,7 +163,7 @@ func TestGeneratedStreamApplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	var deposits int
-	if err := db.GetContext(ctx, &deposits, `SELECT count(*) FROM deposits`); err != nil {
+	if err := storetest.SQL(t, db).GetContext(ctx, &deposits, `SELECT count(*) FROM deposits`); err != nil {
 		t.Fatal(err)
 	}
 	if deposits != len(batch.Deposits) {

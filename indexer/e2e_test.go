@@ -18,7 +18,7 @@ import (
 // query runs a one-row query and fails the test on error.
 func query(t *testing.T, db *store.DB, dest any, q string, args ...any) {
 	t.Helper()
-	if err := db.GetContext(context.Background(), dest, q, args...); err != nil {
+	if err := storetest.SQL(t, db).GetContext(context.Background(), dest, q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
 }
@@ -52,7 +52,7 @@ func TestIndexScriptedHistoryOnSimulatedChain(t *testing.T) {
 		Strategy string `db:"strategy_address"`
 		Shares   string `db:"shares"`
 	}
-	if err := db.SelectContext(context.Background(), &rows, `SELECT staker_address, strategy_address, shares::text FROM staker_shares`); err != nil {
+	if err := storetest.SQL(t, db).SelectContext(context.Background(), &rows, `SELECT staker_address, strategy_address, shares::text FROM staker_shares`); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
@@ -100,7 +100,7 @@ func TestIndexScriptedHistoryOnSimulatedChain(t *testing.T) {
 		t.Errorf("op1 stakers = %d (want 1), op2 AVS = %d (want 1)", totalStakers, totalAVS)
 	}
 	var active []bool
-	if err := db.SelectContext(context.Background(), &active, `
+	if err := storetest.SQL(t, db).SelectContext(context.Background(), &active, `
 		SELECT is_active FROM avs_operators ORDER BY avs_address = $1 DESC, operator_address = $2 DESC`,
 		lowerHex(w.avs1.Address), lowerHex(w.op1)); err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func TestIndexScriptedHistoryOnSimulatedChain(t *testing.T) {
 
 	// Withdrawals: the legacy one completed, the slashing one pending.
 	var completed []bool
-	if err := db.SelectContext(context.Background(), &completed, `SELECT is_completed FROM withdrawals ORDER BY withdrawal_root`); err != nil {
+	if err := storetest.SQL(t, db).SelectContext(context.Background(), &completed, `SELECT is_completed FROM withdrawals ORDER BY withdrawal_root`); err != nil {
 		t.Fatal(err)
 	}
 	if len(completed) != 2 || !completed[0] || completed[1] {
@@ -156,7 +156,7 @@ func TestIndexScriptedHistoryOnSimulatedChain(t *testing.T) {
 
 	// Rewards.
 	var forAll []bool
-	if err := db.SelectContext(context.Background(), &forAll, `SELECT for_all FROM rewards_submissions ORDER BY block_number, log_index`); err != nil {
+	if err := storetest.SQL(t, db).SelectContext(context.Background(), &forAll, `SELECT for_all FROM rewards_submissions ORDER BY block_number, log_index`); err != nil {
 		t.Fatal(err)
 	}
 	if len(forAll) != 2 || forAll[0] || !forAll[1] {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // feedPage is a page of events as the event feeds answer it.
@@ -125,7 +126,7 @@ func requireSubset(t *testing.T, what string, all, sub feedPage, keep func(map[s
 func busiest(t *testing.T, db *store.DB, table, col, tcol string, from, to time.Time) string {
 	t.Helper()
 	var v string
-	if err := db.Get(&v, `SELECT `+col+` FROM `+table+` WHERE `+tcol+` BETWEEN $1 AND $2
+	if err := storetest.SQL(t, db).Get(&v, `SELECT `+col+` FROM `+table+` WHERE `+tcol+` BETWEEN $1 AND $2
 		GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 1`, from, to); err != nil {
 		t.Fatalf("busiest %s.%s: %v", table, col, err)
 	}
@@ -136,7 +137,7 @@ func busiest(t *testing.T, db *store.DB, table, col, tcol string, from, to time.
 func sqlCount(t *testing.T, db *store.DB, query string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := db.Get(&n, query, args...); err != nil {
+	if err := storetest.SQL(t, db).Get(&n, query, args...); err != nil {
 		t.Fatal(err)
 	}
 	return n

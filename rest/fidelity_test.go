@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/stakegraph/stakegraph/apikey"
+	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // TestMalformedQueryIsBadRequest checks that every route answers a query
@@ -115,7 +116,7 @@ func TestNumbersArePlainDecimals(t *testing.T) {
 	// days (the route's range is at most 30).
 	from, to := demoNow.Add(-29*24*time.Hour), demoNow
 	var staker string
-	if err := db.Get(&staker, `
+	if err := storetest.SQL(t, db).Get(&staker, `
 		SELECT staker_address FROM delegation_events
 		WHERE shares IS NOT NULL AND block_time >= $1 AND block_time <= $2
 		ORDER BY shares DESC, 1 LIMIT 1`, from, to); err != nil {
@@ -155,7 +156,7 @@ func TestNumbersArePlainDecimals(t *testing.T) {
 		t.Fatal(err)
 	}
 	var onChain []string
-	if err := db.Select(&onChain, `
+	if err := storetest.SQL(t, db).Select(&onChain, `
 		SELECT shares::text FROM delegation_events
 		WHERE staker_address = $1 AND shares IS NOT NULL AND block_time >= $2 AND block_time <= $3`, staker, from, to); err != nil {
 		t.Fatal(err)

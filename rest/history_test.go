@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // testHistoricalCounts checks the count series other than the stakers'
@@ -118,7 +120,7 @@ func testHistoricalValues(t *testing.T, c *client) {
 			t.Fatalf("GET %s: %d cumulative and %d discrete points, want 31", target, n, len(discrete.Data))
 		}
 		var want float64
-		if err := c.db.Get(&want, query, demoNow); err != nil {
+		if err := storetest.SQL(t, c.db).Get(&want, query, demoNow); err != nil {
 			t.Fatal(err)
 		}
 		if last := cumulative.Data[n-1].ValueEth; !close(last, want) || last <= 0 {
@@ -133,7 +135,7 @@ func testHistoricalValues(t *testing.T, c *client) {
 			sum += discrete.Data[i].ValueEth
 		}
 		var before float64
-		if err := c.db.Get(&before, query, cumulative.Data[1].Timestamp); err != nil {
+		if err := storetest.SQL(t, c.db).Get(&before, query, cumulative.Data[1].Timestamp); err != nil {
 			t.Fatal(err)
 		}
 		if math.Abs(sum-(want-before)) > 1e-6*want {
@@ -144,7 +146,7 @@ func testHistoricalValues(t *testing.T, c *client) {
 	var deposits struct{ Total int }
 	c.okEE(t, "/metrics/total-deposits?withChange=true", &deposits)
 	var want int
-	if err := c.db.Get(&want, `SELECT count(*) FROM deposits`); err != nil {
+	if err := storetest.SQL(t, c.db).Get(&want, `SELECT count(*) FROM deposits`); err != nil {
 		t.Fatal(err)
 	}
 	if deposits.Total != want || want == 0 {
@@ -164,7 +166,7 @@ func testHistoricalOperators(t *testing.T, c *client) {
 		TotalStakers, TotalAvs int
 	}
 	var ops []string
-	if err := c.db.Select(&ops, `
+	if err := storetest.SQL(t, c.db).Select(&ops, `
 		(SELECT address FROM operators ORDER BY total_stakers DESC, address LIMIT 3)
 		UNION (SELECT DISTINCT operator_address FROM slashed_operator_shares ORDER BY 1 LIMIT 2)
 		ORDER BY 1`); err != nil {
@@ -196,7 +198,7 @@ func testHistoricalOperators(t *testing.T, c *client) {
 			}
 		}
 		var created time.Time
-		if err := c.db.Get(&created, `SELECT LEAST(o.created_at, (SELECT min(block_time) FROM delegation_events WHERE operator_address = o.address)) FROM operators o WHERE o.address = $1`, op); err != nil {
+		if err := storetest.SQL(t, c.db).Get(&created, `SELECT LEAST(o.created_at, (SELECT min(block_time) FROM delegation_events WHERE operator_address = o.address)) FROM operators o WHERE o.address = $1`, op); err != nil {
 			t.Fatal(err)
 		}
 		var before struct{ Data []point }

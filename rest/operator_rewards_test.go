@@ -3,6 +3,8 @@ package rest
 import (
 	"net/http"
 	"testing"
+
+	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // testOperatorRewards checks GET /operators/{address}/rewards against
@@ -11,13 +13,13 @@ import (
 // the operator's, with those of operator-directed submissions that pay it.
 func testOperatorRewards(t *testing.T, c *client) {
 	var ops []string
-	if err := c.db.Select(&ops, `
+	if err := storetest.SQL(t, c.db).Select(&ops, `
 		SELECT operator_address FROM avs_operators WHERE is_active
 		GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 5`); err != nil {
 		t.Fatal(err)
 	}
 	var directed []string
-	if err := c.db.Select(&directed, `SELECT DISTINCT operator_address FROM rewards_submission_operators ORDER BY 1 LIMIT 2`); err != nil {
+	if err := storetest.SQL(t, c.db).Select(&directed, `SELECT DISTINCT operator_address FROM rewards_submission_operators ORDER BY 1 LIMIT 2`); err != nil {
 		t.Fatal(err)
 	}
 	ops = append(ops, directed...)
@@ -33,7 +35,7 @@ func testOperatorRewards(t *testing.T, c *client) {
 		}
 		want := map[string]map[string]bool{"tokens": {}, "strategies": {}}
 		var avs []string
-		if err := c.db.Select(&avs, `SELECT avs_address FROM avs_operators WHERE operator_address = $1 AND is_active`, op); err != nil {
+		if err := storetest.SQL(t, c.db).Select(&avs, `SELECT avs_address FROM avs_operators WHERE operator_address = $1 AND is_active`, op); err != nil {
 			t.Fatal(err)
 		}
 		for _, a := range avs {
@@ -47,7 +49,7 @@ func testOperatorRewards(t *testing.T, c *client) {
 			}
 		}
 		var direct []struct{ Token, Strategy string }
-		if err := c.db.Select(&direct, `
+		if err := storetest.SQL(t, c.db).Select(&direct, `
 			SELECT r.token_address AS token, rss.strategy_address AS strategy
 			FROM rewards_submission_operators ro
 			JOIN rewards_submissions r ON r.rewards_submission_hash = ro.rewards_submission_hash

@@ -621,7 +621,7 @@ func testOperators(t *testing.T, c *client) {
 func eventStaker(t *testing.T, db *store.DB) string {
 	t.Helper()
 	var staker string
-	err := db.Get(&staker, `
+	err := storetest.SQL(t, db).Get(&staker, `
 		SELECT staker_address FROM delegation_events
 		WHERE block_time > $1 AND type IN ('SHARES_INCREASED', 'SHARES_DECREASED')
 		GROUP BY staker_address
@@ -657,7 +657,7 @@ func testDelegationEvents(t *testing.T, c *client) {
 	iso := func(t time.Time) string { return url.QueryEscape(t.Format(time.RFC3339)) }
 	count := func(from, to time.Time) int {
 		var n int
-		if err := c.db.Get(&n, `SELECT count(*) FROM delegation_events WHERE staker_address = $1 AND block_time BETWEEN $2 AND $3`,
+		if err := storetest.SQL(t, c.db).Get(&n, `SELECT count(*) FROM delegation_events WHERE staker_address = $1 AND block_time BETWEEN $2 AND $3`,
 			staker, from, to); err != nil {
 			t.Fatal(err)
 		}
@@ -861,7 +861,7 @@ func testWithdrawals(t *testing.T, c *client) {
 	}
 	// queued_withdrawable: queued and past the stored minimum delay.
 	var delay, head int64
-	if err := c.db.QueryRow(`SELECT min_withdrawal_delay_blocks, head_block FROM service_state`).Scan(&delay, &head); err != nil {
+	if err := storetest.SQL(t, c.db).QueryRow(`SELECT min_withdrawal_delay_blocks, head_block FROM service_state`).Scan(&delay, &head); err != nil {
 		t.Fatal(err)
 	}
 	var withdrawable withdrawalPage

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // testStakerWithdrawals checks the per-staker withdrawal routes against
@@ -259,7 +261,7 @@ func testDeposits(t *testing.T, c *client) {
 	}
 	count := func(cond string, args ...any) int {
 		var n int
-		if err := c.db.Get(&n, `SELECT count(*) FROM deposits d LEFT JOIN strategies s ON s.address = d.strategy_address WHERE `+cond, args...); err != nil {
+		if err := storetest.SQL(t, c.db).Get(&n, `SELECT count(*) FROM deposits d LEFT JOIN strategies s ON s.address = d.strategy_address WHERE `+cond, args...); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -325,7 +327,7 @@ func testStakers(t *testing.T, c *client) {
 	}
 	count := func(cond string, args ...any) int {
 		var n int
-		if err := c.db.Get(&n, `SELECT count(*) FROM stakers WHERE `+cond, args...); err != nil {
+		if err := storetest.SQL(t, c.db).Get(&n, `SELECT count(*) FROM stakers WHERE `+cond, args...); err != nil {
 			t.Fatal(err)
 		}
 		return n
@@ -350,7 +352,7 @@ func testStakers(t *testing.T, c *client) {
 	var delegated, undelegated int
 	for _, s := range all.Data {
 		var op *string
-		if err := c.db.Get(&op, `SELECT operator_address FROM stakers WHERE address = $1`, s.Address); err != nil {
+		if err := storetest.SQL(t, c.db).Get(&op, `SELECT operator_address FROM stakers WHERE address = $1`, s.Address); err != nil {
 			t.Fatal(err)
 		}
 		switch {
@@ -406,7 +408,7 @@ func testStakerDetail(t *testing.T, c *client) {
 		}
 	}
 	var picks []string
-	if err := c.db.Select(&picks, `
+	if err := storetest.SQL(t, c.db).Select(&picks, `
 		(SELECT s.address FROM stakers s
 		 JOIN avs_operators ao ON ao.operator_address = s.operator_address AND ao.is_active
 		 JOIN avs_strategy_apy asa ON asa.avs_address = ao.avs_address AND asa.apy > 0
@@ -436,7 +438,7 @@ func testStakerDetail(t *testing.T, c *client) {
 			Strategy string
 			Apy      float64
 		}
-		if err := c.db.Select(&want, `
+		if err := storetest.SQL(t, c.db).Select(&want, `
 			SELECT asa.strategy_address AS strategy, sum(asa.apy)::float8 AS apy
 			FROM stakers s
 			JOIN avs_operators ao ON ao.operator_address = s.operator_address AND ao.is_active
@@ -468,7 +470,7 @@ func testStakerDetail(t *testing.T, c *client) {
 			withAPY++
 		}
 		var claims []struct{ Token, Amount string }
-		if err := c.db.Select(&claims, `
+		if err := storetest.SQL(t, c.db).Select(&claims, `
 			SELECT args->>'token' AS token, sum((args->>'claimedAmount')::numeric)::text AS amount
 			FROM protocol_events WHERE name = 'RewardsClaimed' AND args->>'earner' = $1 GROUP BY 1 ORDER BY 1`, addr); err != nil {
 			t.Fatal(err)
@@ -497,7 +499,7 @@ func testStakerDetail(t *testing.T, c *client) {
 // stakerRank returns the position of a staker in the list by address.
 func stakerRank(t *testing.T, c *client, addr string) int {
 	var n int
-	if err := c.db.Get(&n, `SELECT count(*) FROM stakers WHERE address < $1`, addr); err != nil {
+	if err := storetest.SQL(t, c.db).Get(&n, `SELECT count(*) FROM stakers WHERE address < $1`, addr); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -93,7 +93,7 @@ func (db *DB) AllocationsByMembers(ctx context.Context, members []MemberRef) ([]
 		ops[i], avs[i], ids[i] = m.Operator, m.Set.AVS, m.Set.ID
 	}
 	var out []Allocation
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT k.operator_address || '/' || `+operatorSetKey("k.avs_address", "k.operator_set_id")+` AS key,`+allocationColumns+`
 		FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS k(operator_address, avs_address, operator_set_id, position)
 		CROSS JOIN LATERAL (`+allocationRows(`a.operator_address = k.operator_address
@@ -114,7 +114,7 @@ func (db *DB) ListAllocationsByOperators(ctx context.Context, operators []string
 		return nil, err
 	}
 	var out []Allocation
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT k.key,`+allocationColumns+`
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (`+allocationRows(`a.operator_address = k.key`)+`
@@ -147,7 +147,7 @@ func (db *DB) CountAllocationsByOperators(ctx context.Context, operators []strin
 func (db *DB) AllocatedStakeBySets(ctx context.Context, sets []OperatorSetRef) ([]StrategyShares, error) {
 	avs, ids := refArrays(sets)
 	var out []StrategyShares
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+operatorSetKey("k.avs_address", "k.operator_set_id")+` AS owner, x.strategy_address,
 		       x.shares::text AS shares,`+sharesValueColumns("x.shares")+`
 		FROM unnest($1::text[], $2::bigint[]) AS k(avs_address, operator_set_id)
@@ -183,7 +183,7 @@ type MaxMagnitude struct {
 // slashed), ordered by operator and strategy.
 func (db *DB) MaxMagnitudesByOperators(ctx context.Context, operators []string) ([]MaxMagnitude, error) {
 	var out []MaxMagnitude
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT k.operator_address, k.strategy_address,
 		       COALESCE(mm.max_magnitude, 1000000000000000000)::text AS max_magnitude
 		FROM (

@@ -154,7 +154,7 @@ func (tx *Tx) markDirty(ctx context.Context, since time.Time) error {
 	if since.IsZero() {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `
+	_, err := tx.execContext(ctx, `
 		UPDATE service_state SET dirty_since = LEAST(COALESCE(dirty_since, $1), $1)`, since.UTC())
 	return err
 }
@@ -189,7 +189,7 @@ func (tx *Tx) ensureStrategies(ctx context.Context, b *chain.Batch) error {
 		addrs = append(addrs, a)
 	}
 	sort.Strings(addrs)
-	_, err := tx.ExecContext(ctx, `
+	_, err := tx.execContext(ctx, `
 		INSERT INTO strategies (address, symbol, kind, eth_price)
 		SELECT a, CASE WHEN a = $2 THEN 'Beacon ETH' ELSE a END,
 		       CASE WHEN a = $2 THEN 'beacon'::strategy_kind ELSE 'liquid'::strategy_kind END,
@@ -209,7 +209,7 @@ func (tx *Tx) applyOperatorsRegistered(ctx context.Context, b *chain.Batch) erro
 		p.add(e.Position)
 		ops = append(ops, lower(e.Operator))
 	}
-	_, err := tx.ExecContext(ctx, `
+	_, err := tx.execContext(ctx, `
 		WITH ins AS (
 		    INSERT INTO operator_registered_events (block_number, log_index, tx_hash, block_time, operator_address)
 		    SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[])
@@ -246,14 +246,14 @@ func (tx *Tx) applyMetadataURIs(ctx context.Context, b *chain.Batch) error {
 		uris = append(uris, e.URI)
 	}
 	args := append(p.args(), pq.Array(subjects), pq.Array(addrs), pq.Array(uris))
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		INSERT INTO metadata_uri_events (block_number, log_index, tx_hash, block_time, subject, address, uri)
 		SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::text[])
 		ON CONFLICT DO NOTHING`, args...); err != nil {
 		return err
 	}
 	// An AVS comes into existence with its first metadata URI.
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		INSERT INTO avs (address, created_at_block, updated_at_block, created_at, updated_at)
 		SELECT address, min(block_number), max(block_number), min(block_time), max(block_time)
 		FROM unnest($1::bigint[], $2::timestamptz[], $3::text[], $4::text[]) AS e(block_number, block_time, subject, address)
@@ -274,7 +274,7 @@ func (tx *Tx) applyMetadataURIs(ctx context.Context, b *chain.Batch) error {
 	// The latest URI per subject wins.
 	for _, table := range []string{"avs", "operators"} {
 		subject := map[string]string{"avs": "avs", "operators": "operator"}[table]
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`
+		if _, err := tx.execContext(ctx, fmt.Sprintf(`
 			UPDATE %[1]s t
 			SET metadata_uri = l.uri,
 			    updated_at_block = GREATEST(t.updated_at_block, l.block_number),
@@ -332,7 +332,7 @@ func (tx *Tx) applyMetadataDocuments(ctx context.Context, b *chain.Batch) error 
 		}
 		// A document older than the one stored is ignored; within the batch the
 		// newest document per subject wins.
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`
+		if _, err := tx.execContext(ctx, fmt.Sprintf(`
 			UPDATE %s t
 			SET metadata_name = d.name, metadata_description = d.description, metadata_website = d.website,
 			    metadata_logo = d.logo, metadata_x = d.x, metadata_discord = d.discord,
@@ -377,7 +377,7 @@ func (tx *Tx) applyRegistrations(ctx context.Context, b *chain.Batch) error {
 		regs = append(regs, e.Registered)
 	}
 	args := append(p.args(), pq.Array(ops), pq.Array(avss), pq.Array(regs))
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		INSERT INTO registration_events (block_number, log_index, tx_hash, block_time, operator_address, avs_address, registered)
 		SELECT * FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[], $7::bool[])
 		ON CONFLICT DO NOTHING`, args...); err != nil {
@@ -396,7 +396,7 @@ func (tx *Tx) applyRegistrations(ctx context.Context, b *chain.Batch) error {
 // any of the AVS's operator sets (its latest membership event of that set
 // added it). Pairs left without events of either kind are deleted.
 func (tx *Tx) recomputeRegistrations(ctx context.Context, avss, ops []string) error {
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		WITH pairs AS (
 		    SELECT DISTINCT avs_address, operator_address
 		    FROM unnest($1::text[], $2::text[]) AS p(avs_address, operator_address)
@@ -447,7 +447,7 @@ func (tx *Tx) applyAVSStrategies(ctx context.Context, b *chain.Batch) error {
 		for i, s := range e.Strategies {
 			strategies[i] = lower(s)
 		}
-		if _, err := tx.ExecContext(ctx, `
+		if _, err := tx.execContext(ctx, `
 			INSERT INTO avs_strategy_events (block_number, log_index, avs_address, strategies)
 			VALUES ($1, $2, $3, $4)
 			ON CONFLICT DO NOTHING`, int64(e.BlockNumber), int64(e.LogIndex), lower(e.AVS), pq.Array(strategies)); err != nil {
@@ -469,7 +469,7 @@ func (tx *Tx) applyAVSStrategies(ctx context.Context, b *chain.Batch) error {
 // operator sets in address order (a strategy belongs to a set while its
 // latest event for the set added it).
 func (tx *Tx) recomputeAVSStrategies(ctx context.Context, avss []string) error {
-	_, err := tx.ExecContext(ctx, `
+	_, err := tx.execContext(ctx, `
 		UPDATE avs a
 		SET restakeable_strategies = COALESCE(l.strategies, '{}') || COALESCE((
 		        SELECT array_agg(DISTINCT s.strategy_address ORDER BY s.strategy_address) FROM (
@@ -514,7 +514,7 @@ func (tx *Tx) applyDelegations(ctx context.Context, b *chain.Batch) error {
 		}
 	}
 	args := append(p.args(), pq.Array(types), pq.Array(stakers), pq.Array(ops), pq.Array(strategies), pq.Array(shares))
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		INSERT INTO delegation_events (block_number, log_index, tx_hash, block_time, type, staker_address,
 		                               operator_address, strategy_address, shares)
 		SELECT b, l, t, bt, ty::delegation_type, s, o, st, sh::numeric
@@ -545,7 +545,7 @@ func (tx *Tx) applyDeposits(ctx context.Context, b *chain.Batch) error {
 		}
 	}
 	args := append(p.args(), pq.Array(stakers), pq.Array(tokens), pq.Array(strategies), pq.Array(shares))
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		INSERT INTO deposits (block_number, log_index, tx_hash, block_time, staker_address, token_address,
 		                      strategy_address, shares)
 		SELECT b, l, t, bt, s, tok, st, sh::numeric
@@ -569,7 +569,7 @@ func (tx *Tx) applyPodShares(ctx context.Context, b *chain.Batch) error {
 		deltas = append(deltas, bigString(e.SharesDelta))
 	}
 	args := append(p.args(), pq.Array(owners), pq.Array(deltas))
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		INSERT INTO pod_share_events (block_number, log_index, tx_hash, block_time, pod_owner, shares_delta)
 		SELECT b, l, t, bt, o, d::numeric
 		FROM unnest($1::bigint[], $2::int[], $3::text[], $4::timestamptz[], $5::text[], $6::text[]) AS u(b, l, t, bt, o, d)
@@ -634,7 +634,7 @@ func (tx *Tx) applyWithdrawalsQueued(ctx context.Context, b *chain.Batch) error 
 	// The deposit shares each withdrawal took are derived by
 	// withdrawal_deposit_shares, whose factors come from the deposit scaling
 	// factor events stored by an earlier step.
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		INSERT INTO withdrawals (block_number, log_index, tx_hash, created_at, withdrawal_root, nonce,
 		    staker_address, delegated_to, withdrawer_address, start_block, strategies, shares,
 		    scaled_shares, deposit_shares, created_at_block, updated_at_block, updated_at)
@@ -669,7 +669,7 @@ func (tx *Tx) applyWithdrawalsCompleted(ctx context.Context, b *chain.Batch) err
 	// A completion of a withdrawal queued before indexing began names no
 	// stored withdrawal and changes nothing.
 	args := append(p.args(), pq.Array(roots))
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		UPDATE withdrawals w
 		SET is_completed = TRUE, completed_block = c.b, completed_log_index = c.l, completed_tx_hash = c.t,
 		    completed_at = c.bt, updated_at_block = c.b, updated_at = c.bt
@@ -733,7 +733,7 @@ func (tx *Tx) applyRewards(ctx context.Context, b *chain.Batch) error {
 	args := append(p.args(), pq.Array(hashes), pq.Array(avss), pq.Array(forAll), pq.Array(nonces),
 		pq.Array(tokens), pq.Array(amounts), pq.Array(starts), pq.Array(durations), pq.Array(kinds),
 		pq.Array(setIDs), pq.Array(submitters), pq.Array(descriptions))
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		INSERT INTO rewards_submissions (block_number, log_index, tx_hash, block_time, rewards_submission_hash,
 		    avs_address, for_all, submission_nonce, token_address, amount, start_timestamp, duration,
 		    kind, operator_set_id, submitter, description)
@@ -746,7 +746,7 @@ func (tx *Tx) applyRewards(ctx context.Context, b *chain.Batch) error {
 		return err
 	}
 	if len(oHashes) > 0 {
-		if _, err := tx.ExecContext(ctx, `
+		if _, err := tx.execContext(ctx, `
 			INSERT INTO rewards_submission_operators (rewards_submission_hash, position, operator_address, amount)
 			SELECT h, p, o, a::numeric
 			FROM unnest($1::text[], $2::int[], $3::text[], $4::text[]) AS u(h, p, o, a)
@@ -756,7 +756,7 @@ func (tx *Tx) applyRewards(ctx context.Context, b *chain.Batch) error {
 		}
 	}
 	if len(sHashes) > 0 {
-		if _, err := tx.ExecContext(ctx, `
+		if _, err := tx.execContext(ctx, `
 			INSERT INTO rewards_submission_strategies (rewards_submission_hash, position, strategy_address, multiplier, amount)
 			SELECT h, p, s, m::numeric, a::numeric
 			FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[]) AS u(h, p, s, m, a)
@@ -766,7 +766,7 @@ func (tx *Tx) applyRewards(ctx context.Context, b *chain.Batch) error {
 		}
 	}
 	// Reward tokens without reference data get a row with no price.
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		INSERT INTO tokens (address, symbol) SELECT DISTINCT t, t FROM unnest($1::text[]) AS t
 		ON CONFLICT DO NOTHING`, pq.Array(tokens)); err != nil {
 		return err

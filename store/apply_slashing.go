@@ -108,7 +108,7 @@ func (tx *Tx) insertEventRows(ctx context.Context, r *eventRows) error {
 		FROM unnest(%s) AS u(%s)
 		ON CONFLICT DO NOTHING`, r.table, strings.Join(names, ", "), strings.Join(sel, ", "),
 		strings.Join(unnest, ", "), strings.Join(alias, ", "))
-	if _, err := tx.ExecContext(ctx, q, args...); err != nil {
+	if _, err := tx.execContext(ctx, q, args...); err != nil {
 		return fmt.Errorf("%s: %w", r.table, err)
 	}
 	return tx.markDirty(ctx, r.p.minTime)

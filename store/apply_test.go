@@ -151,7 +151,7 @@ func loadScenarioWith(t *testing.T, db *store.DB, bulk bool, apply func(context.
 func query(t *testing.T, db *store.DB, sql string, args ...any) string {
 	t.Helper()
 	var s string
-	if err := db.GetContext(context.Background(), &s, sql, args...); err != nil {
+	if err := storetest.SQL(t, db).GetContext(context.Background(), &s, sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
 	}
 	return s
@@ -334,13 +334,13 @@ func TestRecomputeEntitiesAfterDeletingEvents(t *testing.T) {
 
 	got := storetest.New(t)
 	loadScenario(t, got, scenario())
-	err := got.InTx(ctx, func(tx *store.Tx) error {
-		for _, table := range []string{"delegation_events", "deposits", "pod_share_events", "registration_events",
-			"metadata_uri_events", "operator_registered_events", "avs_strategy_events", "rewards_submissions", "withdrawals"} {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE block_number > $1`, cut); err != nil {
-				return err
-			}
+	for _, table := range []string{"delegation_events", "deposits", "pod_share_events", "registration_events",
+		"metadata_uri_events", "operator_registered_events", "avs_strategy_events", "rewards_submissions", "withdrawals"} {
+		if _, err := storetest.SQL(t, got).ExecContext(ctx, `DELETE FROM `+table+` WHERE block_number > $1`, cut); err != nil {
+			t.Fatal(err)
 		}
+	}
+	err := got.InTx(ctx, func(tx *store.Tx) error {
 		err := tx.RecomputeEntities(ctx, store.EntityKeys{
 			Stakers:               []string{staker1, staker2},
 			RegistrationAVS:       []string{avsA, avsA},

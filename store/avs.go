@@ -83,7 +83,7 @@ func (db *DB) ListAVS(ctx context.Context, f AVSFilter, s Sort, p Page) ([]AVS, 
 		return nil, err
 	}
 	var out []AVS
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+avsColumns+`
 		FROM avs a
 		`+where(conds...)+`
@@ -102,7 +102,7 @@ func (db *DB) CountAVS(ctx context.Context, f AVSFilter) (int, error) {
 		return 0, err
 	}
 	var n int
-	if err := db.GetContext(ctx, &n, `
+	if err := db.getContext(ctx, &n, `
 		SELECT count(*)
 		FROM avs a
 		`+where(conds...), q.args...); err != nil {
@@ -115,7 +115,7 @@ func (db *DB) CountAVS(ctx context.Context, f AVSFilter) (int, error) {
 // in no particular order; unknown addresses are left out.
 func (db *DB) AVSByAddresses(ctx context.Context, addresses []string) ([]AVS, error) {
 	var out []AVS
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+avsColumns+`
 		FROM avs a
 		WHERE a.address = ANY($1)`, pq.Array(addresses)); err != nil {
@@ -132,7 +132,7 @@ func (db *DB) CuratedMetadataByAVS(ctx context.Context, avs []string) ([]Curated
 		return nil, fmt.Errorf("curated metadata: %w", err)
 	}
 	defer release()
-	rows, err := db.QueryContext(ctx, `
+	rows, err := db.sql.QueryContext(ctx, `
 		SELECT avs_address, metadata_name, metadata_description, metadata_discord, metadata_logo,
 		       metadata_telegram, metadata_website, metadata_x, metadata_github,
 		       metadata_token_address, tags, is_visible, is_verified
@@ -170,7 +170,7 @@ type StrategyAPY struct {
 // by AVS and strategy.
 func (db *DB) StrategyAPYsByAVS(ctx context.Context, avs []string) ([]StrategyAPY, error) {
 	var out []StrategyAPY
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT avs_address, strategy_address, apy::text AS apy
 		FROM avs_strategy_apy
 		WHERE avs_address = ANY($1)

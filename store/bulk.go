@@ -37,7 +37,7 @@ var quietTables = append([]string{"stakers", "staker_shares"}, bulkTables...)
 // autovacuum back on.
 func (db *DB) BulkLoad(ctx context.Context, load func(ctx context.Context) error) (err error) {
 	if err := db.InTx(ctx, func(tx *Tx) error {
-		if _, err := tx.ExecContext(ctx, `
+		if _, err := tx.execContext(ctx, `
 			INSERT INTO suspended_indexes (name, definition)
 			SELECT i.indexname, i.indexdef
 			FROM pg_indexes i
@@ -49,16 +49,16 @@ func (db *DB) BulkLoad(ctx context.Context, load func(ctx context.Context) error
 			return err
 		}
 		var names []string
-		if err := tx.SelectContext(ctx, &names, `SELECT name FROM suspended_indexes ORDER BY name`); err != nil {
+		if err := tx.selectContext(ctx, &names, `SELECT name FROM suspended_indexes ORDER BY name`); err != nil {
 			return err
 		}
 		for _, n := range names {
-			if _, err := tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+pq.QuoteIdentifier(n)); err != nil {
+			if _, err := tx.execContext(ctx, `DROP INDEX IF EXISTS `+pq.QuoteIdentifier(n)); err != nil {
 				return err
 			}
 		}
 		for _, t := range quietTables {
-			if _, err := tx.ExecContext(ctx, `ALTER TABLE `+pq.QuoteIdentifier(t)+` SET (autovacuum_enabled = false)`); err != nil {
+			if _, err := tx.execContext(ctx, `ALTER TABLE `+pq.QuoteIdentifier(t)+` SET (autovacuum_enabled = false)`); err != nil {
 				return err
 			}
 		}
@@ -84,19 +84,19 @@ func (db *DB) RestoreIndexes(ctx context.Context) error {
 		Name       string `db:"name"`
 		Definition string `db:"definition"`
 	}
-	if err := db.SelectContext(ctx, &defs, `SELECT name, definition FROM suspended_indexes ORDER BY name`); err != nil {
+	if err := db.selectContext(ctx, &defs, `SELECT name, definition FROM suspended_indexes ORDER BY name`); err != nil {
 		return fmt.Errorf("read suspended indexes: %w", Classify(err))
 	}
 	for _, d := range defs {
 		err := db.InTx(ctx, func(tx *Tx) error {
-			if _, err := tx.ExecContext(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
+			if _, err := tx.execContext(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
 				return err
 			}
 			def := strings.Replace(d.Definition, "CREATE INDEX ", "CREATE INDEX IF NOT EXISTS ", 1)
-			if _, err := tx.ExecContext(ctx, def); err != nil {
+			if _, err := tx.execContext(ctx, def); err != nil {
 				return err
 			}
-			_, err := tx.ExecContext(ctx, `DELETE FROM suspended_indexes WHERE name = $1`, d.Name)
+			_, err := tx.execContext(ctx, `DELETE FROM suspended_indexes WHERE name = $1`, d.Name)
 			return err
 		})
 		if err != nil {
@@ -107,7 +107,7 @@ func (db *DB) RestoreIndexes(ctx context.Context) error {
 		// VACUUM as well as ANALYZE: it sets the visibility map, without which
 		// the index-only scans that count and page the lists (withdrawals by
 		// keyset, say) read the heap row by row until autovacuum comes by.
-		if _, err := db.ExecContext(ctx, `VACUUM (ANALYZE) `+strings.Join(quietTables, ", ")); err != nil {
+		if _, err := db.execContext(ctx, `VACUUM (ANALYZE) `+strings.Join(quietTables, ", ")); err != nil {
 			return fmt.Errorf("vacuum: %w", Classify(err))
 		}
 	}
@@ -118,7 +118,7 @@ func (db *DB) RestoreIndexes(ctx context.Context) error {
 // turned it off for. The schema never turns it off otherwise.
 func (db *DB) restoreAutovacuum(ctx context.Context) error {
 	var off []string
-	if err := db.SelectContext(ctx, &off, `
+	if err := db.selectContext(ctx, &off, `
 		SELECT relname::text FROM pg_class
 		WHERE relnamespace = current_schema()::regnamespace AND relname = ANY($1)
 		  AND reloptions @> '{autovacuum_enabled=false}'
@@ -126,7 +126,7 @@ func (db *DB) restoreAutovacuum(ctx context.Context) error {
 		return fmt.Errorf("read autovacuum settings: %w", Classify(err))
 	}
 	for _, t := range off {
-		if _, err := db.ExecContext(ctx, `ALTER TABLE `+pq.QuoteIdentifier(t)+` RESET (autovacuum_enabled)`); err != nil {
+		if _, err := db.execContext(ctx, `ALTER TABLE `+pq.QuoteIdentifier(t)+` RESET (autovacuum_enabled)`); err != nil {
 			return fmt.Errorf("turn autovacuum on for %s: %w", t, Classify(err))
 		}
 	}
@@ -152,7 +152,7 @@ func (db *DB) restoreAutovacuum(ctx context.Context) error {
 func (db *DB) InBulkTx(ctx context.Context, fn func(*Tx, *BulkApplier) error) error {
 	// COPY data goes straight to the driver's connection, under the
 	// transaction that runs on it.
-	conn, err := db.Connx(ctx)
+	conn, err := db.sql.Connx(ctx)
 	if err != nil {
 		return fmt.Errorf("connect: %w", Classify(err))
 	}
@@ -188,7 +188,7 @@ type BulkApplier struct {
 // prepare creates the staging tables, which go with the transaction,
 // committed or not.
 func (a *BulkApplier) prepare(ctx context.Context) error {
-	if _, err := a.tx.ExecContext(ctx, `
+	if _, err := a.tx.execContext(ctx, `
 		CREATE TEMP TABLE bulk_withdrawals (
 		    batch INTEGER NOT NULL,
 		    block_number BIGINT NOT NULL,
@@ -236,16 +236,16 @@ func (a *BulkApplier) Apply(ctx context.Context, b *chain.Batch) error {
 func (a *BulkApplier) Finish(ctx context.Context) error {
 	tx := a.tx
 	// The joins below run over hundreds of thousands of rows.
-	if _, err := tx.ExecContext(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
+	if _, err := tx.execContext(ctx, `SET LOCAL work_mem = '256MB'`); err != nil {
 		return Classify(err)
 	}
-	if _, err := tx.ExecContext(ctx, `ANALYZE bulk_withdrawals, bulk_completions`); err != nil {
+	if _, err := tx.execContext(ctx, `ANALYZE bulk_withdrawals, bulk_completions`); err != nil {
 		return Classify(err)
 	}
 	// A completion applies to the withdrawal queued with its root in the
 	// same or an earlier batch, the first such completion winning, as
 	// ApplyBatch's update of not yet completed withdrawals does.
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		INSERT INTO withdrawals (block_number, log_index, tx_hash, created_at, withdrawal_root, nonce,
 		    staker_address, delegated_to, withdrawer_address, start_block, strategies, shares,
 		    scaled_shares, deposit_shares,
@@ -274,7 +274,7 @@ func (a *BulkApplier) Finish(ctx context.Context) error {
 	if err := tx.deriveOperatorShares(ctx, allKeys); err != nil {
 		return Classify(err)
 	}
-	_, err := tx.ExecContext(ctx, `RESET work_mem`)
+	_, err := tx.execContext(ctx, `RESET work_mem`)
 	return Classify(err)
 }
 

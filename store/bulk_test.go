@@ -70,7 +70,7 @@ func TestMigrateRebuildsIndexesOfADeadBulkLoad(t *testing.T) {
 		`INSERT INTO suspended_indexes SELECT indexname, indexdef FROM pg_indexes WHERE indexname = 'delegation_events_tx_idx'`,
 		`DROP INDEX delegation_events_tx_idx`,
 	} {
-		if _, err := db.ExecContext(ctx, stmt); err != nil {
+		if _, err := storetest.SQL(t, db).ExecContext(ctx, stmt); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -128,7 +128,7 @@ func TestAddressAndHashDomains(t *testing.T) {
 		{"0x" + strings.Repeat("0", 63) + "\n", "hash32", false},
 		{"0x" + strings.Repeat("0", 62), "hash32", false},
 	} {
-		_, err := db.ExecContext(ctx, `SELECT $1::`+c.domain, c.value)
+		_, err := storetest.SQL(t, db).ExecContext(ctx, `SELECT $1::`+c.domain, c.value)
 		if (err == nil) != c.ok {
 			t.Errorf("%q::%s accepted = %v, want %v (%v)", c.value, c.domain, err == nil, c.ok, err)
 		}
@@ -190,7 +190,7 @@ func TestBulkLoadSuspendsAutovacuum(t *testing.T) {
 		t.Errorf("autovacuum still off after the load for %q", after)
 	}
 
-	if _, err := db.ExecContext(ctx, `ALTER TABLE deposits SET (autovacuum_enabled = false)`); err != nil {
+	if _, err := storetest.SQL(t, db).ExecContext(ctx, `ALTER TABLE deposits SET (autovacuum_enabled = false)`); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Migrate(ctx); err != nil {

@@ -46,35 +46,35 @@ func hold(ctx context.Context) (release func(), err error) {
 	return func() { sem.Release(1) }, nil
 }
 
-// SelectContext runs query and scans its rows into dest (a pointer to a
+// selectContext runs query and scans its rows into dest (a pointer to a
 // slice), as sqlx does, within ctx's connection limit.
-func (db *DB) SelectContext(ctx context.Context, dest any, query string, args ...any) error {
+func (db *DB) selectContext(ctx context.Context, dest any, query string, args ...any) error {
 	release, err := hold(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return db.DB.SelectContext(ctx, dest, query, args...)
+	return db.sql.SelectContext(ctx, dest, query, args...)
 }
 
-// GetContext runs query and scans its one row into dest, as sqlx does,
+// getContext runs query and scans its one row into dest, as sqlx does,
 // within ctx's connection limit.
-func (db *DB) GetContext(ctx context.Context, dest any, query string, args ...any) error {
+func (db *DB) getContext(ctx context.Context, dest any, query string, args ...any) error {
 	release, err := hold(ctx)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return db.DB.GetContext(ctx, dest, query, args...)
+	return db.sql.GetContext(ctx, dest, query, args...)
 }
 
-// ExecContext runs a statement that returns no rows, within ctx's
+// execContext runs a statement that returns no rows, within ctx's
 // connection limit.
-func (db *DB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+func (db *DB) execContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	release, err := hold(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	return db.DB.ExecContext(ctx, query, args...)
+	return db.sql.ExecContext(ctx, query, args...)
 }

@@ -56,7 +56,7 @@ func TestConnLimit(t *testing.T) {
 					case 1:
 						_, err = db.CuratedMetadataByAVS(ctx, []string{"0x0000000000000000000000000000000000000001"})
 					default:
-						_, err = db.ExecContext(ctx, `SELECT count(*) FROM avs`)
+						_, err = db.ExecForTest(ctx, `SELECT count(*) FROM avs`)
 					}
 					errs <- err
 				})
@@ -136,7 +136,7 @@ func TestStatementTimeout(t *testing.T) {
 		want string
 	}{{db, "0"}, {limited, "200ms"}} {
 		var got string
-		if err := tc.db.GetContext(ctx, &got, `SHOW statement_timeout`); err != nil {
+		if err := tc.db.GetForTest(ctx, &got, `SHOW statement_timeout`); err != nil {
 			t.Fatal(err)
 		}
 		if got != tc.want {
@@ -155,7 +155,7 @@ func TestStatementTimeout(t *testing.T) {
 	} else {
 		t.Logf("statement failed after %v: %v", elapsed, err)
 	}
-	if _, err := limited.ExecContext(ctx, `SELECT pg_sleep(5)`); !errors.Is(store.Classify(err), derrors.Timeout) {
+	if _, err := limited.ExecForTest(ctx, `SELECT pg_sleep(5)`); !errors.Is(store.Classify(err), derrors.Timeout) {
 		t.Errorf("pg_sleep(5) under a 200ms statement timeout: %v", err)
 	}
 }

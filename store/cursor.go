@@ -33,7 +33,7 @@ type IndexedBlock struct {
 
 // Cursor returns the sync cursor; ok is false when nothing was indexed yet.
 func (tx *Tx) Cursor(ctx context.Context) (c Cursor, ok bool, err error) {
-	return readCursor(ctx, tx.Tx, true)
+	return readCursor(ctx, tx, true)
 }
 
 // Cursor returns the sync cursor; ok is false when nothing was indexed yet.
@@ -42,7 +42,7 @@ func (db *DB) Cursor(ctx context.Context) (c Cursor, ok bool, err error) {
 }
 
 type getter interface {
-	GetContext(ctx context.Context, dest any, query string, args ...any) error
+	getContext(ctx context.Context, dest any, query string, args ...any) error
 }
 
 func readCursor(ctx context.Context, q getter, lock bool) (Cursor, bool, error) {
@@ -56,7 +56,7 @@ func readCursor(ctx context.Context, q getter, lock bool) (Cursor, bool, error) 
 		// lock makes the second wait for the first's transaction.
 		query += ` FOR UPDATE`
 	}
-	err := q.GetContext(ctx, &row, query)
+	err := q.getContext(ctx, &row, query)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Cursor{}, false, nil
 	}
@@ -77,7 +77,7 @@ func (tx *Tx) SetCursor(ctx context.Context, c Cursor, blocks []IndexedBlock) er
 			nums[i] = int64(b.Number)
 			hashes[i] = strings.ToLower(b.Hash)
 		}
-		if _, err := tx.ExecContext(ctx, `
+		if _, err := tx.execContext(ctx, `
 			INSERT INTO indexed_blocks (block_number, block_hash)
 			SELECT * FROM unnest($1::bigint[], $2::text[])
 			ON CONFLICT (block_number) DO UPDATE SET block_hash = EXCLUDED.block_hash`,
@@ -85,7 +85,7 @@ func (tx *Tx) SetCursor(ctx context.Context, c Cursor, blocks []IndexedBlock) er
 			return fmt.Errorf("record indexed blocks: %w", Classify(err))
 		}
 	}
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		INSERT INTO sync_cursor (block_number, block_hash, updated_at) VALUES ($1, $2, now())
 		ON CONFLICT (id) DO UPDATE
 		SET block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash, updated_at = now()`,
@@ -103,7 +103,7 @@ func (tx *Tx) IndexedBlocks(ctx context.Context, atOrBelow uint64, limit int) ([
 		Number int64  `db:"block_number"`
 		Hash   string `db:"block_hash"`
 	}
-	if err := tx.SelectContext(ctx, &rows, `
+	if err := tx.selectContext(ctx, &rows, `
 		SELECT block_number, block_hash FROM indexed_blocks
 		WHERE block_number <= $1 ORDER BY block_number DESC LIMIT $2`, int64(atOrBelow), limit); err != nil {
 		return nil, fmt.Errorf("read indexed blocks: %w", Classify(err))
@@ -118,7 +118,7 @@ func (tx *Tx) IndexedBlocks(ctx context.Context, atOrBelow uint64, limit int) ([
 // PruneIndexedBlocks forgets the hashes of blocks below block, which are
 // too deep to be reorganised. The cursor's own block is always kept.
 func (tx *Tx) PruneIndexedBlocks(ctx context.Context, below uint64) error {
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		DELETE FROM indexed_blocks
 		WHERE block_number < $1 AND block_number <> COALESCE((SELECT block_number FROM sync_cursor), -1)`,
 		int64(below)); err != nil {
@@ -165,7 +165,7 @@ func (tx *Tx) RollbackAfter(ctx context.Context, block uint64) error {
 	var keys EntityKeys
 	for _, k := range rollbackKeyQueries {
 		var addrs []string
-		if err := tx.SelectContext(ctx, &addrs, k.query, b); err != nil {
+		if err := tx.selectContext(ctx, &addrs, k.query, b); err != nil {
 			return fmt.Errorf("rollback: collect %s: %w", k.name, Classify(err))
 		}
 		switch k.name {
@@ -183,7 +183,7 @@ func (tx *Tx) RollbackAfter(ctx context.Context, block uint64) error {
 		AVS      string `db:"avs_address"`
 		Operator string `db:"operator_address"`
 	}
-	if err := tx.SelectContext(ctx, &pairs, `
+	if err := tx.selectContext(ctx, &pairs, `
 		SELECT DISTINCT avs_address, operator_address FROM registration_events WHERE block_number > $1
 		UNION SELECT avs_address, operator_address FROM operator_set_membership_events WHERE block_number > $1`, b); err != nil {
 		return fmt.Errorf("rollback: collect registrations: %w", Classify(err))
@@ -196,7 +196,7 @@ func (tx *Tx) RollbackAfter(ctx context.Context, block uint64) error {
 	// The snapshots of the days from the earliest removed event on must be
 	// recomputed by the next refresh.
 	var since sql.NullTime
-	if err := tx.GetContext(ctx, &since, `
+	if err := tx.getContext(ctx, &since, `
 		SELECT min(t) FROM (
 		    SELECT min(block_time) AS t FROM operator_registered_events WHERE block_number > $1
 		    UNION ALL SELECT min(block_time) FROM metadata_uri_events WHERE block_number > $1
@@ -259,7 +259,7 @@ func (tx *Tx) RollbackAfter(ctx context.Context, block uint64) error {
 			    metadata_block = NULL, metadata_log_index = NULL
 			WHERE metadata_block > $1`},
 	} {
-		if _, err := tx.ExecContext(ctx, stmt.sql, b); err != nil {
+		if _, err := tx.execContext(ctx, stmt.sql, b); err != nil {
 			return fmt.Errorf("rollback: %s: %w", stmt.name, Classify(err))
 		}
 	}
@@ -273,7 +273,7 @@ func (tx *Tx) RollbackAfter(ctx context.Context, block uint64) error {
 	}
 	// SetHead never moves the head backwards; a rollback does. The head time
 	// is set by the SetHead that follows with the new head's position.
-	if _, err := tx.ExecContext(ctx, `UPDATE service_state SET head_block = LEAST(head_block, $1)`, b); err != nil {
+	if _, err := tx.execContext(ctx, `UPDATE service_state SET head_block = LEAST(head_block, $1)`, b); err != nil {
 		return fmt.Errorf("rollback: head: %w", Classify(err))
 	}
 	return nil
@@ -293,7 +293,7 @@ func (db *DB) PendingMetadata(ctx context.Context) ([]chain.MetadataURIUpdated, 
 		TxHash   string    `db:"tx_hash"`
 		Time     time.Time `db:"block_time"`
 	}
-	if err := db.SelectContext(ctx, &rows, `
+	if err := db.selectContext(ctx, &rows, `
 		WITH latest AS (
 		    SELECT DISTINCT ON (subject, address) subject, address, uri, block_number, log_index, tx_hash, block_time
 		    FROM metadata_uri_events
@@ -327,7 +327,7 @@ func (db *DB) PendingMetadata(ctx context.Context) ([]chain.MetadataURIUpdated, 
 // strategies were never observed, in address order.
 func (db *DB) AVSWithoutStrategies(ctx context.Context) ([]string, error) {
 	var out []string
-	if err := db.SelectContext(ctx, &out, `SELECT address FROM avs WHERE strategies_block IS NULL ORDER BY address`); err != nil {
+	if err := db.selectContext(ctx, &out, `SELECT address FROM avs WHERE strategies_block IS NULL ORDER BY address`); err != nil {
 		return nil, fmt.Errorf("avs without strategies: %w", Classify(err))
 	}
 	return out, nil
@@ -338,7 +338,7 @@ func (db *DB) AVSWithoutStrategies(ctx context.Context) ([]string, error) {
 // demo generator) without a sync cursor.
 func (db *DB) HasEvents(ctx context.Context) (bool, error) {
 	var has bool
-	if err := db.GetContext(ctx, &has, `
+	if err := db.getContext(ctx, &has, `
 		SELECT EXISTS (SELECT 1 FROM operator_registered_events)
 		    OR EXISTS (SELECT 1 FROM metadata_uri_events)
 		    OR EXISTS (SELECT 1 FROM delegation_events)
@@ -354,7 +354,7 @@ func (db *DB) HasEvents(ctx context.Context) (bool, error) {
 // address order, so that an indexer can refresh their rates.
 func (db *DB) StrategyAddresses(ctx context.Context) ([]string, error) {
 	var out []string
-	if err := db.SelectContext(ctx, &out, `SELECT address FROM strategies ORDER BY address`); err != nil {
+	if err := db.selectContext(ctx, &out, `SELECT address FROM strategies ORDER BY address`); err != nil {
 		return nil, fmt.Errorf("strategy addresses: %w", Classify(err))
 	}
 	return out, nil
@@ -364,7 +364,7 @@ func (db *DB) StrategyAddresses(ctx context.Context) ([]string, error) {
 // rollback may have removed it while its document was being fetched).
 func (tx *Tx) MetadataURIExists(ctx context.Context, u chain.MetadataURIUpdated) (bool, error) {
 	var ok bool
-	if err := tx.GetContext(ctx, &ok, `
+	if err := tx.getContext(ctx, &ok, `
 		SELECT EXISTS (SELECT 1 FROM metadata_uri_events
 		               WHERE block_number = $1 AND log_index = $2 AND subject = $3 AND address = $4 AND uri = $5)`,
 		int64(u.BlockNumber), int64(u.LogIndex), string(u.Subject), strings.ToLower(u.Address), u.URI); err != nil {
@@ -377,7 +377,7 @@ func (tx *Tx) MetadataURIExists(ctx context.Context, u chain.MetadataURIUpdated)
 // writes that change what readers see but no aggregate (metadata
 // documents).
 func (tx *Tx) BumpDataVersion(ctx context.Context) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE service_state SET data_version = data_version + 1`); err != nil {
+	if _, err := tx.execContext(ctx, `UPDATE service_state SET data_version = data_version + 1`); err != nil {
 		return fmt.Errorf("bump data version: %w", Classify(err))
 	}
 	return nil
@@ -394,7 +394,7 @@ func (tx *Tx) DeleteUnusedStrategies(ctx context.Context, keep []string) error {
 	for i, k := range keep {
 		lowered[i] = strings.ToLower(k)
 	}
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		WITH unused AS (
 		    SELECT s.address FROM strategies s
 		    WHERE s.address <> ALL($1::text[])

@@ -99,10 +99,10 @@ func (tx *Tx) deriveStakers(ctx context.Context, k keySet) error {
 		    delegation_log_index = EXCLUDED.delegation_log_index,
 		    beacon_slashing_factor = EXCLUDED.beacon_slashing_factor`,
 		k.filter("staker_address"), k.filter("pod_owner"), k.filter("s.address"))
-	if _, err := tx.ExecContext(ctx, stakersSQL, k.arg()); err != nil {
+	if _, err := tx.execContext(ctx, stakersSQL, k.arg()); err != nil {
 		return fmt.Errorf("derive stakers: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM staker_shares WHERE `+k.filter("staker_address"), k.arg()); err != nil {
+	if _, err := tx.execContext(ctx, `DELETE FROM staker_shares WHERE `+k.filter("staker_address"), k.arg()); err != nil {
 		return fmt.Errorf("derive staker shares: %w", err)
 	}
 	sharesSQL := fmt.Sprintf(`
@@ -130,7 +130,7 @@ func (tx *Tx) deriveStakers(ctx context.Context, k keySet) error {
 		LEFT JOIN factors f USING (staker_address, strategy_address)
 		ORDER BY b.staker_address, b.strategy_address`,
 		k.filter("staker_address"), k.filter("pod_owner"), k.filter("w.staker_address"))
-	if _, err := tx.ExecContext(ctx, sharesSQL, k.arg(), chain.BeaconStrategy); err != nil {
+	if _, err := tx.execContext(ctx, sharesSQL, k.arg(), chain.BeaconStrategy); err != nil {
 		return fmt.Errorf("derive staker shares: %w", err)
 	}
 	return nil
@@ -146,10 +146,10 @@ func (tx *Tx) deriveOperatorShares(ctx context.Context, k keySet) error {
 	if k.empty() {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM operator_shares WHERE `+k.filter("operator_address"), k.arg()); err != nil {
+	if _, err := tx.execContext(ctx, `DELETE FROM operator_shares WHERE `+k.filter("operator_address"), k.arg()); err != nil {
 		return fmt.Errorf("derive operator shares: %w", err)
 	}
-	_, err := tx.ExecContext(ctx, `
+	_, err := tx.execContext(ctx, `
 		INSERT INTO operator_shares (operator_address, strategy_address, shares)
 		SELECT operator_address, strategy_address, sum(delta)
 		FROM (`+operatorShareLedger(k.filter("operator_address"))+`) l

@@ -24,7 +24,7 @@ func (db *DB) ListDelegationEvents(ctx context.Context, f DelegationEventFilter,
 	var q queryArgs
 	conds := f.conditions(&q)
 	var out []DelegationEvent
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT e.tx_hash, e.block_number, e.log_index, e.block_time, e.type::text AS type,
 		       e.staker_address, e.operator_address, e.strategy_address, e.shares::text AS shares,
 		       s.underlying_token,
@@ -56,7 +56,7 @@ func (db *DB) CountDelegationEvents(ctx context.Context, f DelegationEventFilter
 // countRows runs a statement that selects one count.
 func (db *DB) countRows(ctx context.Context, what, query string, args ...any) (int, error) {
 	var n int
-	if err := db.GetContext(ctx, &n, query, args...); err != nil {
+	if err := db.getContext(ctx, &n, query, args...); err != nil {
 		return 0, fmt.Errorf("%s: %w", what, Classify(err))
 	}
 	return n, nil
@@ -114,7 +114,7 @@ func (db *DB) ListDeposits(ctx context.Context, f DepositFilter, p Page) ([]Depo
 	var q queryArgs
 	conds := f.conditions(&q)
 	var out []Deposit
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT d.tx_hash, d.block_number, d.log_index, d.block_time, d.staker_address,
 		       COALESCE(d.token_address, s.underlying_token) AS token_address,
 		       d.strategy_address, d.shares::text AS shares, s.underlying_token,
@@ -263,7 +263,7 @@ func (db *DB) ListWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter,
 		union += "\n\t\t\t(" + b + ")"
 	}
 	var out []WithdrawalEvent
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT x.type, x.tx_hash, x.block_number, x.log_index, x.block_time,
 		       w.withdrawal_root, w.nonce::text AS nonce, w.staker_address, w.delegated_to,
 		       w.withdrawer_address, w.start_block,
@@ -356,7 +356,7 @@ func (db *DB) ListRewardsEvents(ctx context.Context, f RewardsEventFilter, p Pag
 	var q queryArgs
 	conds := f.conditions(&q)
 	var out []RewardsEvent
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+rewardsSubmissionColumns+`,
 		       COALESCE(token_eth(r.amount, t.decimals, t.eth_price)::text, '') AS eth_value,
 		       COALESCE(v.strategies, '{}') AS strategies, COALESCE(v.multipliers, '{}') AS multipliers,
@@ -445,7 +445,7 @@ func (db *DB) ListRegistrationEvents(ctx context.Context, f RegistrationEventFil
 	var q queryArgs
 	conds := f.conditions(&q)
 	var out []RegistrationEvent
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT e.tx_hash, e.block_number, e.log_index, e.block_time, e.operator_address, e.avs_address, e.registered
 		FROM registration_events e
 		`+where(conds...)+`

@@ -56,7 +56,7 @@ func (db *DB) CreateAPIKey(ctx context.Context, name string, rateLimitPerMinute 
 	}
 	key = apiKeyPrefix + hex.EncodeToString(secret[:])
 	hash := HashAPIKey(key)
-	_, err = db.ExecContext(ctx, `
+	_, err = db.execContext(ctx, `
 		INSERT INTO api_keys (name, key_hash, key_prefix, rate_limit_per_minute)
 		VALUES ($1, $2, $3, $4)`,
 		name, hash[:], key[:apiKeyDisplayLen], rateLimitPerMinute)
@@ -94,7 +94,7 @@ func (r apiKeyRow) apiKey() APIKey {
 // ListAPIKeys returns every API key, revoked ones included, oldest first.
 func (db *DB) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
 	var rows []apiKeyRow
-	if err := db.SelectContext(ctx, &rows, `
+	if err := db.selectContext(ctx, &rows, `
 		SELECT id, name, key_prefix, rate_limit_per_minute, created_at, revoked_at
 		FROM api_keys
 		ORDER BY id`); err != nil {
@@ -110,7 +110,7 @@ func (db *DB) ListAPIKeys(ctx context.Context) ([]APIKey, error) {
 // RevokeAPIKey revokes the key with the given name. An unknown or already
 // revoked name is an error wrapping derrors.NotFound.
 func (db *DB) RevokeAPIKey(ctx context.Context, name string) error {
-	res, err := db.ExecContext(ctx, `
+	res, err := db.execContext(ctx, `
 		UPDATE api_keys SET revoked_at = now()
 		WHERE name = $1 AND revoked_at IS NULL`, name)
 	if err != nil {
@@ -134,7 +134,7 @@ func (db *DB) ActiveAPIKeys(ctx context.Context) (map[[32]byte]APIKey, error) {
 		return nil, fmt.Errorf("load API keys: %w", err)
 	}
 	defer release()
-	rows, err := db.QueryxContext(ctx, `
+	rows, err := db.sql.QueryxContext(ctx, `
 		SELECT key_hash, id, name, key_prefix, rate_limit_per_minute, created_at, revoked_at
 		FROM api_keys
 		WHERE revoked_at IS NULL`)
@@ -167,7 +167,7 @@ func (db *DB) ActiveAPIKeys(ctx context.Context) (map[[32]byte]APIKey, error) {
 // still v.
 func (db *DB) APIKeysVersion(ctx context.Context) (int64, error) {
 	var v int64
-	if err := db.GetContext(ctx, &v, `SELECT version FROM api_keys_version`); err != nil {
+	if err := db.getContext(ctx, &v, `SELECT version FROM api_keys_version`); err != nil {
 		return 0, fmt.Errorf("read API keys version: %w", Classify(err))
 	}
 	return v, nil

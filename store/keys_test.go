@@ -58,7 +58,7 @@ func TestAPIKeys(t *testing.T) {
 
 	// Only the hash is stored.
 	var hashMatches, plainStored bool
-	if err := db.QueryRowContext(ctx, `
+	if err := storetest.SQL(t, db).QueryRowContext(ctx, `
 		SELECT key_hash = sha256(convert_to($1, 'UTF8')),
 		       position(convert_to($1, 'UTF8') in key_hash) > 0 OR key_prefix = $1 OR name = $1
 		FROM api_keys WHERE name = 'alice'`, alice).Scan(&hashMatches, &plainStored); err != nil {
@@ -168,7 +168,7 @@ func TestAPIKeysVersion(t *testing.T) {
 	}
 
 	// A change not yet committed is not visible, and neither is its count.
-	tx, err := db.BeginTx(ctx, nil)
+	tx, err := storetest.SQL(t, db).BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestAPIKeysVersion(t *testing.T) {
 		t.Errorf("version %d after revoking a key, was %d", v2, v1)
 	}
 	// Changes by hand count too.
-	if _, err := db.ExecContext(ctx, `UPDATE api_keys SET rate_limit_per_minute = 5`); err != nil {
+	if _, err := storetest.SQL(t, db).ExecContext(ctx, `UPDATE api_keys SET rate_limit_per_minute = 5`); err != nil {
 		t.Fatal(err)
 	}
 	if v := version(); v <= v2 {

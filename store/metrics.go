@@ -38,7 +38,7 @@ type SnapshotTrio struct {
 // seven days before it, in one statement.
 func (db *DB) LatestSnapshots(ctx context.Context) (SnapshotTrio, error) {
 	var rows []DailySnapshot
-	if err := db.SelectContext(ctx, &rows, `
+	if err := db.selectContext(ctx, &rows, `
 		SELECT d.day::timestamp AT TIME ZONE 'UTC' AS day, d.total_avs, d.total_operators, d.total_stakers, d.new_stakers,
 		       d.total_withdrawals, d.completed_withdrawals, d.total_deposits, d.tvl_eth::text AS tvl_eth,
 		       d.tvl_beacon_chain::text AS tvl_beacon_chain, d.tvl_restaking::text AS tvl_restaking,
@@ -92,7 +92,7 @@ type StrategySnapshotTrio struct {
 // strategy is not empty, only that strategy's are returned.
 func (db *DB) LatestStrategySnapshots(ctx context.Context, strategy string) (StrategySnapshotTrio, error) {
 	var rows []StrategySnapshot
-	if err := db.SelectContext(ctx, &rows, `
+	if err := db.selectContext(ctx, &rows, `
 		SELECT sds.day::timestamp AT TIME ZONE 'UTC' AS day, sds.strategy_address, s.symbol, s.kind::text AS kind,
 		       sds.total_shares::text AS total_shares, sds.tvl::text AS tvl, sds.tvl_eth::text AS tvl_eth
 		FROM strategy_daily_snapshots sds
@@ -148,7 +148,7 @@ type CountDay struct {
 // computed from them in memory for any range and bucket size.
 func (db *DB) CountDays(ctx context.Context) ([]CountDay, error) {
 	var out []CountDay
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT d.day::timestamp AT TIME ZONE 'UTC' AS day,
 		       d.total_avs, d.total_operators, d.total_stakers, d.total_withdrawals, d.total_deposits,
 		       d.deposits_eth::text AS deposits_eth, d.withdrawals_eth::text AS withdrawals_eth,
@@ -173,7 +173,7 @@ type StrategyDay struct {
 // CountDays.
 func (db *DB) StrategyDays(ctx context.Context, strategies []string) ([]StrategyDay, error) {
 	var out []StrategyDay
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT sds.strategy_address, sds.day::timestamp AT TIME ZONE 'UTC' AS day, sds.tvl_eth::text AS tvl_eth
 		FROM strategy_daily_snapshots sds
 		WHERE sds.strategy_address = ANY($1)
@@ -205,7 +205,7 @@ type OperatorDay struct {
 // so).
 func (db *DB) OperatorDays(ctx context.Context, operators []string) ([]OperatorDay, error) {
 	var out []OperatorDay
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		WITH tvl AS (
 		    SELECT l.operator_address, l.block_time::date AS day,
 		           sum(strategy_eth(l.delta, s.shares_to_underlying, s.decimals, s.eth_price)) AS eth

@@ -69,7 +69,7 @@ func (db *DB) ListOperatorAddresses(ctx context.Context, f OperatorFilter, s Sor
 		return nil, err
 	}
 	var out []string
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT o.address
 		FROM operators o
 		`+where(search)+`
@@ -88,7 +88,7 @@ func (db *DB) CountOperators(ctx context.Context, f OperatorFilter) (int, error)
 		return 0, err
 	}
 	var n int
-	if err := db.GetContext(ctx, &n, `
+	if err := db.getContext(ctx, &n, `
 		SELECT count(*)
 		FROM operators o
 		`+where(search), q.args...); err != nil {
@@ -101,7 +101,7 @@ func (db *DB) CountOperators(ctx context.Context, f OperatorFilter) (int, error)
 // no particular order; unknown addresses are left out.
 func (db *DB) OperatorsByAddresses(ctx context.Context, addresses []string) ([]Operator, error) {
 	var out []Operator
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+operatorColumns+`
 		FROM operators o
 		WHERE o.address = ANY($1)`, pq.Array(addresses)); err != nil {
@@ -127,7 +127,7 @@ type Registration struct {
 // operator registers to a few dozen AVS at most.
 func (db *DB) RegistrationsByOperators(ctx context.Context, operators []string) ([]Registration, error) {
 	var out []Registration
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT avs_address, operator_address, is_active, restaked_strategies,
 		       created_at_block, updated_at_block, created_at, updated_at
 		FROM avs_operators
@@ -246,7 +246,7 @@ func (db *DB) CountAVSOperators(ctx context.Context, avs []string, f AVSOperator
 // rows carry a rank column (their place within the page) that orders the
 // result but has no field in the row type.
 func (db *DB) selectRanked(ctx context.Context, dest any, query string, args ...any) error {
-	return db.Unsafe().SelectContext(ctx, dest, query, args...)
+	return db.sql.Unsafe().SelectContext(ctx, dest, query, args...)
 }
 
 // countByKey runs a query that returns (key, n) rows and collects them.
@@ -255,7 +255,7 @@ func (db *DB) countByKey(ctx context.Context, what, query string, args ...any) (
 		Key string `db:"key"`
 		N   int    `db:"n"`
 	}
-	if err := db.SelectContext(ctx, &rows, query, args...); err != nil {
+	if err := db.selectContext(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, Classify(err))
 	}
 	out := make(map[string]int, len(rows))

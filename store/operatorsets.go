@@ -84,7 +84,7 @@ const operatorSetOrder = `s.block_number, s.log_index`
 func (db *DB) OperatorSetsByRefs(ctx context.Context, refs []OperatorSetRef) ([]OperatorSet, error) {
 	avs, ids := refArrays(refs)
 	var out []OperatorSet
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+operatorSetColumns+`
 		FROM unnest($1::text[], $2::bigint[]) AS k(avs_address, operator_set_id)
 		JOIN operator_sets s ON s.avs_address = k.avs_address AND s.operator_set_id = k.operator_set_id`,
@@ -116,7 +116,7 @@ func (db *DB) ListOperatorSets(ctx context.Context, f OperatorSetFilter, p Page)
 	var q queryArgs
 	conds := f.conditions(&q)
 	var out []OperatorSet
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+operatorSetColumns+`
 		FROM operator_sets s
 		`+where(conds...)+`
@@ -132,7 +132,7 @@ func (db *DB) CountOperatorSets(ctx context.Context, f OperatorSetFilter) (int, 
 	var q queryArgs
 	conds := f.conditions(&q)
 	var n int
-	if err := db.GetContext(ctx, &n, `
+	if err := db.getContext(ctx, &n, `
 		SELECT count(*)
 		FROM operator_sets s
 		`+where(conds...), q.args...); err != nil {
@@ -227,7 +227,7 @@ func (db *DB) ListOperatorSetMembers(ctx context.Context, sets []OperatorSetRef,
 	}
 	avs, ids := refArrays(sets)
 	var out []OperatorSetMember
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+operatorSetKey("k.avs_address", "k.operator_set_id")+` AS key, x.*
 		FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS k(avs_address, operator_set_id, position)
 		CROSS JOIN LATERAL (
@@ -265,7 +265,7 @@ func (db *DB) ListOperatorSetMembershipsByOperators(ctx context.Context, operato
 		return nil, err
 	}
 	var out []OperatorSetMember
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT k.key, x.*
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (

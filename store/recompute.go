@@ -60,12 +60,12 @@ func (tx *Tx) recomputeAVS(ctx context.Context, k EntityKeys) error {
 		return nil
 	}
 	avss := pq.Array(k.AVS)
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		DELETE FROM avs a WHERE a.address = ANY($1)
 		AND NOT EXISTS (SELECT 1 FROM metadata_uri_events e WHERE e.subject = 'avs' AND e.address = a.address)`, avss); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		UPDATE avs a
 		SET metadata_uri = l.uri, created_at_block = l.first_block, created_at = l.first_time,
 		    updated_at_block = l.last_block, updated_at = l.last_time
@@ -81,7 +81,7 @@ func (tx *Tx) recomputeAVS(ctx context.Context, k EntityKeys) error {
 		return err
 	}
 	// Metadata documents of URIs that no longer exist are dropped with them.
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		UPDATE avs a
 		SET metadata_name = '', metadata_description = NULL, metadata_website = NULL, metadata_logo = NULL,
 		    metadata_x = NULL, metadata_discord = NULL, metadata_telegram = NULL,
@@ -100,12 +100,12 @@ func (tx *Tx) recomputeOperators(ctx context.Context, k EntityKeys) error {
 		return nil
 	}
 	ops := pq.Array(k.Operators)
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		DELETE FROM operators o WHERE o.address = ANY($1)
 		AND NOT EXISTS (SELECT 1 FROM operator_registered_events e WHERE e.operator_address = o.address)`, ops); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		UPDATE operators o
 		SET metadata_uri = (SELECT uri FROM metadata_uri_events e
 		                    WHERE e.subject = 'operator' AND e.address = o.address
@@ -125,7 +125,7 @@ func (tx *Tx) recomputeOperators(ctx context.Context, k EntityKeys) error {
 		WHERE o.address = r.operator_address`, ops); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `
+	_, err := tx.execContext(ctx, `
 		UPDATE operators o
 		SET metadata_name = '', metadata_description = NULL, metadata_website = NULL, metadata_logo = NULL,
 		    metadata_x = NULL, metadata_discord = NULL, metadata_telegram = NULL,

@@ -32,7 +32,7 @@ type Strategy struct {
 // UpsertTokens inserts or updates tokens by address.
 func (tx *Tx) UpsertTokens(ctx context.Context, tokens []Token) error {
 	for _, t := range tokens {
-		if _, err := tx.ExecContext(ctx, `
+		if _, err := tx.execContext(ctx, `
 			INSERT INTO tokens (address, symbol, decimals, eth_price)
 			VALUES ($1, $2, $3, $4)
 			ON CONFLICT (address) DO UPDATE
@@ -60,7 +60,7 @@ func (tx *Tx) UpsertStrategies(ctx context.Context, strategies []Strategy) error
 		if price == "" {
 			price = "0"
 		}
-		if _, err := tx.ExecContext(ctx, `
+		if _, err := tx.execContext(ctx, `
 			INSERT INTO strategies (address, symbol, kind, underlying_token, decimals, shares_to_underlying, eth_price)
 			VALUES ($1, $2, $3, $4, $5, COALESCE($6::numeric, 1000000000000000000), $7)
 			ON CONFLICT (address) DO UPDATE
@@ -101,7 +101,7 @@ func (tx *Tx) UpsertCuratedMetadata(ctx context.Context, items []CuratedMetadata
 		if tags == nil {
 			tags = []string{}
 		}
-		if _, err := tx.ExecContext(ctx, `
+		if _, err := tx.execContext(ctx, `
 			INSERT INTO curated_avs_metadata (avs_address, metadata_name, metadata_description, metadata_discord,
 			    metadata_logo, metadata_telegram, metadata_website, metadata_x, metadata_github,
 			    metadata_token_address, tags, is_visible, is_verified)
@@ -119,7 +119,7 @@ func (tx *Tx) UpsertCuratedMetadata(ctx context.Context, items []CuratedMetadata
 		}
 		// Visibility changes the AVS counts of every day since the AVS
 		// appeared: have the next Refresh recompute those snapshots.
-		if _, err := tx.ExecContext(ctx, `
+		if _, err := tx.execContext(ctx, `
 			UPDATE service_state s SET dirty_since = LEAST(COALESCE(s.dirty_since, a.created_at), a.created_at)
 			FROM avs a WHERE a.address = $1`, m.AVSAddress); err != nil {
 			return fmt.Errorf("mark snapshots of %s: %w", m.AVSAddress, Classify(err))
@@ -131,7 +131,7 @@ func (tx *Tx) UpsertCuratedMetadata(ctx context.Context, items []CuratedMetadata
 // SetMinWithdrawalDelay stores the protocol's minimum withdrawal delay in
 // blocks, which decides when a queued withdrawal becomes withdrawable.
 func (tx *Tx) SetMinWithdrawalDelay(ctx context.Context, blocks uint64) error {
-	if _, err := tx.ExecContext(ctx, `UPDATE service_state SET min_withdrawal_delay_blocks = $1`, int64(blocks)); err != nil {
+	if _, err := tx.execContext(ctx, `UPDATE service_state SET min_withdrawal_delay_blocks = $1`, int64(blocks)); err != nil {
 		return fmt.Errorf("set withdrawal delay: %w", Classify(err))
 	}
 	return nil
@@ -140,7 +140,7 @@ func (tx *Tx) SetMinWithdrawalDelay(ctx context.Context, blocks uint64) error {
 // SetHead records the highest block whose events have been applied. It
 // never moves the head backwards; RollbackAfter does that.
 func (tx *Tx) SetHead(ctx context.Context, head chain.Position) error {
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		UPDATE service_state
 		SET head_block = GREATEST(head_block, $1),
 		    head_time = CASE WHEN $1 >= head_block THEN $2 ELSE head_time END`,

@@ -125,7 +125,7 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 	// The figures are as of the newest indexed block even when its time
 	// stamp is ahead of this clock: its events count at once.
 	var headTime *time.Time
-	if err := tx.GetContext(ctx, &headTime, `SELECT head_time FROM service_state`); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := tx.getContext(ctx, &headTime, `SELECT head_time FROM service_state`); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("refresh: read head: %w", Classify(err))
 	}
 	if headTime != nil && !headTime.Before(now) {
@@ -359,14 +359,14 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 			WHERE o.address = o2.address AND o.max_apy IS DISTINCT FROM COALESCE(m.apy, 0)`, nil},
 	}
 	for _, s := range steps {
-		if _, err := tx.ExecContext(ctx, s.sql, s.args...); err != nil {
+		if _, err := tx.execContext(ctx, s.sql, s.args...); err != nil {
 			return fmt.Errorf("refresh %s: %w", s.name, Classify(err))
 		}
 	}
 	if err := tx.refreshSnapshots(ctx, now); err != nil {
 		return fmt.Errorf("refresh snapshots: %w", Classify(err))
 	}
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		UPDATE service_state
 		SET data_version = data_version + 1, refreshed_at = $1, dirty_since = NULL`, now.UTC()); err != nil {
 		return fmt.Errorf("refresh version: %w", Classify(err))
@@ -380,7 +380,7 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 // from the snapshot of the day before the first recomputed one.
 func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
 	var from, lastSnap, firstEvent *time.Time
-	if err := tx.QueryRowxContext(ctx, `
+	if err := tx.queryRowxContext(ctx, `
 		SELECT (SELECT dirty_since FROM service_state),
 		       (SELECT max(day)::timestamptz FROM daily_snapshots),
 		       (SELECT min(t) FROM (
@@ -411,11 +411,11 @@ func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
 	}
 	startDay, endDay := start.Format("2006-01-02"), today.Format("2006-01-02")
 
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		DELETE FROM strategy_daily_snapshots WHERE day >= $1::date`, startDay); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		WITH days AS (
 		    SELECT d::date AS day FROM generate_series($1::date, $2::date, interval '1 day') AS d
 		), deltas AS (
@@ -462,11 +462,11 @@ func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
 		return err
 	}
 
-	if _, err := tx.ExecContext(ctx, `
+	if _, err := tx.execContext(ctx, `
 		DELETE FROM daily_snapshots WHERE day >= $1::date`, startDay); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `
+	_, err := tx.execContext(ctx, `
 		WITH days AS (
 		    SELECT d::date AS day FROM generate_series($1::date, $2::date, interval '1 day') AS d
 		), per_day AS (

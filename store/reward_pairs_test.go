@@ -8,6 +8,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // rewardAggregates are the reward aggregates the API shows, read through
@@ -39,7 +40,7 @@ func readRewardAggregates(t *testing.T, db *store.DB) rewardAggregates {
 		out.ByStrategy[s.StrategyAddress] = s.Tokens
 	}
 	var avs []string
-	if err := db.SelectContext(ctx, &avs, `SELECT DISTINCT avs_address FROM rewards_submissions`); err != nil {
+	if err := storetest.SQL(t, db).SelectContext(ctx, &avs, `SELECT DISTINCT avs_address FROM rewards_submissions`); err != nil {
 		t.Fatal(err)
 	}
 	totals, err := db.RewardsTotalsByAVS(ctx, avs)
@@ -61,7 +62,7 @@ func bruteRewardAggregates(t *testing.T, db *store.DB) rewardAggregates {
 		Key    string         `db:"key"`
 		Values pq.StringArray `db:"vals"`
 	}
-	if err := db.SelectContext(ctx, &rows, `
+	if err := storetest.SQL(t, db).SelectContext(ctx, &rows, `
 		SELECT rss.strategy_address AS key, array_agg(DISTINCT rs.token_address ORDER BY rs.token_address) AS vals
 		FROM rewards_submission_strategies rss
 		JOIN rewards_submissions rs ON rs.rewards_submission_hash = rss.rewards_submission_hash
@@ -73,7 +74,7 @@ func bruteRewardAggregates(t *testing.T, db *store.DB) rewardAggregates {
 		out.ByStrategy[r.Key] = r.Values
 	}
 	rows = nil
-	if err := db.SelectContext(ctx, &rows, `
+	if err := storetest.SQL(t, db).SelectContext(ctx, &rows, `
 		SELECT rs.avs_address AS key,
 		       COALESCE(array_agg(DISTINCT rss.strategy_address ORDER BY rss.strategy_address)
 		                FILTER (WHERE rss.strategy_address IS NOT NULL), '{}') AS vals
@@ -116,7 +117,7 @@ func TestRewardPairsStayExact(t *testing.T) {
 	db := maintainedWorld(t)
 	ctx := context.Background()
 	var submissions int
-	if err := db.GetContext(ctx, &submissions, `SELECT count(*) FROM rewards_submissions`); err != nil {
+	if err := storetest.SQL(t, db).GetContext(ctx, &submissions, `SELECT count(*) FROM rewards_submissions`); err != nil {
 		t.Fatal(err)
 	}
 	if submissions < 50 {
@@ -125,14 +126,14 @@ func TestRewardPairsStayExact(t *testing.T) {
 	checkRewardAggregates(t, db, "after the load")
 
 	var first, last uint64
-	if err := db.QueryRowContext(ctx, `SELECT min(block_number), max(block_number) FROM rewards_submissions`).Scan(&first, &last); err != nil {
+	if err := storetest.SQL(t, db).QueryRowContext(ctx, `SELECT min(block_number), max(block_number) FROM rewards_submissions`).Scan(&first, &last); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.RollbackAfter(ctx, (first+last)/2) }); err != nil {
 		t.Fatal(err)
 	}
 	var left int
-	if err := db.GetContext(ctx, &left, `SELECT count(*) FROM rewards_submissions`); err != nil {
+	if err := storetest.SQL(t, db).GetContext(ctx, &left, `SELECT count(*) FROM rewards_submissions`); err != nil {
 		t.Fatal(err)
 	}
 	if left == 0 || left == submissions {
@@ -140,7 +141,7 @@ func TestRewardPairsStayExact(t *testing.T) {
 	}
 	checkRewardAggregates(t, db, "after a rollback")
 
-	if _, err := db.ExecContext(ctx, `TRUNCATE rewards_submissions CASCADE`); err != nil {
+	if _, err := storetest.SQL(t, db).ExecContext(ctx, `TRUNCATE rewards_submissions CASCADE`); err != nil {
 		t.Fatal(err)
 	}
 	checkRewardAggregates(t, db, "after a truncation")

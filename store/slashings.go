@@ -126,7 +126,7 @@ func (db *DB) ListSlashings(ctx context.Context, f SlashingFilter, p Page) ([]Sl
 		return nil, err
 	}
 	var out []Slashing
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+slashingColumns+`
 		FROM (
 		    SELECT s.block_number, s.log_index
@@ -150,7 +150,7 @@ func (db *DB) CountSlashings(ctx context.Context, f SlashingFilter) (int, error)
 		return 0, err
 	}
 	var n int
-	if err := db.GetContext(ctx, &n, `
+	if err := db.getContext(ctx, &n, `
 		SELECT count(*)
 		FROM slashings s
 		`+where(conds...), q.args...); err != nil {
@@ -167,7 +167,7 @@ func (db *DB) ListSlashingsByOperators(ctx context.Context, operators []string, 
 		return nil, err
 	}
 	var out []Slashing
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT k.key,`+slashingColumns+`
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (
@@ -203,7 +203,7 @@ func (db *DB) ListSlashingsBySets(ctx context.Context, sets []OperatorSetRef, p 
 	}
 	avs, ids := refArrays(sets)
 	var out []Slashing
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+operatorSetKey("k.avs_address", "k.operator_set_id")+` AS key,`+slashingColumns+`
 		FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS k(avs_address, operator_set_id, position)
 		CROSS JOIN LATERAL (

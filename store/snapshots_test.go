@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // TestRefreshIfStaleRecomputesSnapshots checks what a migration that adds a
@@ -21,7 +22,7 @@ func TestRefreshIfStaleRecomputesSnapshots(t *testing.T) {
 	dump := func() string {
 		t.Helper()
 		var rows []string
-		if err := db.SelectContext(ctx, &rows, `
+		if err := storetest.SQL(t, db).SelectContext(ctx, &rows, `
 			SELECT concat_ws(' ', day, total_deposits, round(deposits_eth, 6), round(withdrawals_eth, 6),
 			                 total_withdrawals, total_stakers, round(tvl_eth, 6))
 			FROM daily_snapshots ORDER BY day`); err != nil {
@@ -38,7 +39,7 @@ func TestRefreshIfStaleRecomputesSnapshots(t *testing.T) {
 	}
 	want := dump()
 	var deposits int
-	if err := db.GetContext(ctx, &deposits, `SELECT total_deposits FROM daily_snapshots ORDER BY day DESC LIMIT 1`); err != nil || deposits == 0 {
+	if err := storetest.SQL(t, db).GetContext(ctx, &deposits, `SELECT total_deposits FROM daily_snapshots ORDER BY day DESC LIMIT 1`); err != nil || deposits == 0 {
 		t.Fatalf("latest snapshot has %d deposits (%v)", deposits, err)
 	}
 
@@ -49,7 +50,7 @@ func TestRefreshIfStaleRecomputesSnapshots(t *testing.T) {
 		t.Fatalf("a refresh with nothing stale changed the snapshots")
 	}
 
-	if _, err := db.ExecContext(ctx, `
+	if _, err := storetest.SQL(t, db).ExecContext(ctx, `
 		UPDATE daily_snapshots SET total_deposits = 0, deposits_eth = 0, withdrawals_eth = 0;
 		UPDATE service_state SET dirty_since = (SELECT min(day)::timestamptz FROM daily_snapshots)`); err != nil {
 		t.Fatal(err)
@@ -61,7 +62,7 @@ func TestRefreshIfStaleRecomputesSnapshots(t *testing.T) {
 		t.Errorf("recomputed snapshots differ from the seeded ones")
 	}
 	var stale bool
-	if err := db.GetContext(ctx, &stale, `SELECT dirty_since IS NOT NULL FROM service_state`); err != nil || stale {
+	if err := storetest.SQL(t, db).GetContext(ctx, &stale, `SELECT dirty_since IS NOT NULL FROM service_state`); err != nil || stale {
 		t.Errorf("still stale after the refresh (%v)", err)
 	}
 }
@@ -78,7 +79,7 @@ func TestOperatorDaysEndAtTheOperators(t *testing.T) {
 		Stakers int     `db:"total_stakers"`
 		AVS     int     `db:"total_avs"`
 	}
-	if err := db.SelectContext(ctx, &ops, `SELECT address, tvl_eth::float8 AS tvl_eth, total_stakers, total_avs FROM operators ORDER BY address`); err != nil {
+	if err := storetest.SQL(t, db).SelectContext(ctx, &ops, `SELECT address, tvl_eth::float8 AS tvl_eth, total_stakers, total_avs FROM operators ORDER BY address`); err != nil {
 		t.Fatal(err)
 	}
 	addrs := make([]string, len(ops))

@@ -26,7 +26,7 @@ const stakerColumns = `
 // particular order; addresses never seen are left out.
 func (db *DB) StakersByAddresses(ctx context.Context, addresses []string) ([]Staker, error) {
 	var out []Staker
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+stakerColumns+`
 		FROM stakers s
 		WHERE s.address = ANY($1)`, pq.Array(addresses)); err != nil {
@@ -49,7 +49,7 @@ func (db *DB) ListOperatorStakers(ctx context.Context, operators []string, p Pag
 		return nil, err
 	}
 	var out []OperatorStaker
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT k.key, x.*
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (
@@ -147,7 +147,7 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 		return nil, err
 	}
 	var out []Staker
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+stakerColumns+`
 		FROM stakers s
 		WHERE ($1::timestamptz IS NULL OR s.updated_at >= $1)
@@ -266,7 +266,7 @@ func (db *DB) listDelegationEvents(ctx context.Context, owner string, keys []str
 	k := q.add(pq.Array(keys))
 	conds := f.conditions(&q)
 	var out []DelegationEvent
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT k.key, e.tx_hash, e.block_number, e.log_index, e.block_time, e.type::text AS type,
 		       e.staker_address, e.operator_address, e.strategy_address, e.shares::text AS shares,
 		       s.underlying_token,
@@ -343,7 +343,7 @@ func (db *DB) ListDepositsByStakers(ctx context.Context, stakers []string, p Pag
 		return nil, err
 	}
 	var out []Deposit
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT k.key, x.*
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (

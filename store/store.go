@@ -32,11 +32,34 @@ var migrations embed.FS
 // a context made by WithConnLimit; a method that reads rows itself takes
 // a permit with hold and keeps it until it has closed them.
 type DB struct {
-	*sqlx.DB
+	// sql is the connection pool. It is unexported so that only this
+	// package speaks SQL.
+	sql *sqlx.DB
 	url string // for NewPool
 	// statements counts the statements sent by this handle and by the
 	// pools opened from it with NewPool.
 	statements *atomic.Int64
+}
+
+// Close closes the handle's connections.
+func (db *DB) Close() error { return db.sql.Close() }
+
+// URL returns the connection URL the handle was opened with, for tools and
+// tests that connect to the same database on their own.
+func (db *DB) URL() string { return db.url }
+
+// SetMaxIdleConns sets how many idle connections the handle keeps; 0 closes
+// each connection when its work ends.
+func (db *DB) SetMaxIdleConns(n int) { db.sql.SetMaxIdleConns(n) }
+
+// VacuumAnalyze vacuums and analyzes every table, leaving a settled
+// database: visibility maps set (index-only scans skip the heap) and fresh
+// planner statistics, as after a bulk load.
+func (db *DB) VacuumAnalyze(ctx context.Context) error {
+	if _, err := db.sql.ExecContext(ctx, `VACUUM (ANALYZE)`); err != nil {
+		return fmt.Errorf("vacuum: %w", Classify(err))
+	}
+	return nil
 }
 
 // StatementCount returns the number of SQL statements this handle, and
@@ -95,7 +118,14 @@ func open(ctx context.Context, url string, cfg PoolConfig, statements *atomic.In
 		return nil, fmt.Errorf("connect to database: %w", Classify(err))
 	}
 	// sqlx picks its bind style from the driver name; ours is PostgreSQL's.
-	return &DB{DB: sqlx.NewDb(db, "postgres"), url: url, statements: statements}, nil
+	return &DB{sql: sqlx.NewDb(db, "postgres"), url: url, statements: statements}, nil
+}
+
+// Wrap returns a handle on a pool opened with another driver (one that
+// records its statements, say). It counts no statements and cannot open
+// pools with NewPool.
+func Wrap(pool *sql.DB) *DB {
+	return &DB{sql: sqlx.NewDb(pool, "postgres"), statements: new(atomic.Int64)}
 }
 
 // NewPool opens another handle on the same database, with a pool of its
@@ -138,7 +168,7 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 // marks the days to recompute (service_state.dirty_since), which outside
 // an indexing transaction is otherwise always clear.
 func (db *DB) Migrate(ctx context.Context) error {
-	if err := Migrate(ctx, db.DB.DB); err != nil {
+	if err := Migrate(ctx, db.sql.DB); err != nil {
 		return err
 	}
 	if err := db.RestoreIndexes(ctx); err != nil {
@@ -151,7 +181,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 // set.
 func (db *DB) RefreshIfStale(ctx context.Context, now time.Time) error {
 	var stale bool
-	if err := db.GetContext(ctx, &stale, `SELECT EXISTS (SELECT 1 FROM service_state WHERE dirty_since IS NOT NULL)`); err != nil {
+	if err := db.getContext(ctx, &stale, `SELECT EXISTS (SELECT 1 FROM service_state WHERE dirty_since IS NOT NULL)`); err != nil {
 		return fmt.Errorf("read staleness: %w", Classify(err))
 	}
 	if !stale {
@@ -162,7 +192,7 @@ func (db *DB) RefreshIfStale(ctx context.Context, now time.Time) error {
 
 // Ping checks that the database answers; readiness probes use it.
 func (db *DB) Ping(ctx context.Context) error {
-	if err := db.DB.PingContext(ctx); err != nil {
+	if err := db.sql.PingContext(ctx); err != nil {
 		return Classify(err)
 	}
 	return nil
@@ -171,13 +201,13 @@ func (db *DB) Ping(ctx context.Context) error {
 // EnsureNetwork records the network this database serves on first use and
 // refuses a different one afterwards.
 func (db *DB) EnsureNetwork(ctx context.Context, network string) error {
-	if _, err := db.ExecContext(ctx, `
+	if _, err := db.execContext(ctx, `
 		INSERT INTO service_state (network) VALUES ($1)
 		ON CONFLICT (id) DO NOTHING`, network); err != nil {
 		return fmt.Errorf("record network: %w", Classify(err))
 	}
 	var have string
-	if err := db.GetContext(ctx, &have, `SELECT network FROM service_state`); err != nil {
+	if err := db.getContext(ctx, &have, `SELECT network FROM service_state`); err != nil {
 		return fmt.Errorf("read network: %w", Classify(err))
 	}
 	if have != network {
@@ -188,7 +218,8 @@ func (db *DB) EnsureNetwork(ctx context.Context, network string) error {
 
 // Tx is a database transaction of the store.
 type Tx struct {
-	*sqlx.Tx
+	// sql is the transaction, unexported like DB's pool.
+	sql *sqlx.Tx
 }
 
 // InTx runs fn in one transaction, committing when fn returns nil and
@@ -201,11 +232,11 @@ func (db *DB) InTx(ctx context.Context, fn func(*Tx) error) error {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer release()
-	tx, err := db.BeginTxx(ctx, nil)
+	tx, err := db.sql.BeginTxx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", Classify(err))
 	}
-	if err := fn(&Tx{tx}); err != nil {
+	if err := fn(&Tx{sql: tx}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
@@ -251,4 +282,26 @@ func Classify(err error) error {
 		return fmt.Errorf("%w: %v", derrors.Unavailable, err)
 	}
 	return err
+}
+
+// execContext runs a statement of the transaction that returns no rows.
+func (tx *Tx) execContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.sql.ExecContext(ctx, query, args...)
+}
+
+// selectContext runs a query of the transaction and scans its rows into
+// dest, as sqlx does.
+func (tx *Tx) selectContext(ctx context.Context, dest any, query string, args ...any) error {
+	return tx.sql.SelectContext(ctx, dest, query, args...)
+}
+
+// getContext runs a query of the transaction and scans its one row into
+// dest, as sqlx does.
+func (tx *Tx) getContext(ctx context.Context, dest any, query string, args ...any) error {
+	return tx.sql.GetContext(ctx, dest, query, args...)
+}
+
+// queryRowxContext runs a query of the transaction that returns one row.
+func (tx *Tx) queryRowxContext(ctx context.Context, query string, args ...any) *sqlx.Row {
+	return tx.sql.QueryRowxContext(ctx, query, args...)
 }

@@ -51,7 +51,7 @@ func bruteCount(t *testing.T, db *store.DB, f store.WithdrawalFilter) int {
 		           WHERE w.created_at_block + s.min_withdrawal_delay_blocks <= s.head_block)`
 	}
 	var n int
-	if err := db.GetContext(context.Background(), &n, query, args...); err != nil {
+	if err := storetest.SQL(t, db).GetContext(context.Background(), &n, query, args...); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -76,7 +76,7 @@ func countFilters(t *testing.T, db *store.DB) []store.WithdrawalFilter {
 		{&keys.Strategies, `SELECT s FROM withdrawals, unnest(strategies) s GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 3`},
 		{&keys.Stakers, `SELECT staker_address FROM withdrawals GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 2`},
 	} {
-		if err := db.SelectContext(ctx, q.dst, q.query); err != nil {
+		if err := storetest.SQL(t, db).SelectContext(ctx, q.dst, q.query); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,10 +121,10 @@ func TestWithdrawalCountsStayExact(t *testing.T) {
 	ctx := context.Background()
 	filters := countFilters(t, db)
 	var queued, completed int
-	if err := db.GetContext(ctx, &queued, `SELECT count(*) FROM withdrawals WHERE NOT is_completed`); err != nil {
+	if err := storetest.SQL(t, db).GetContext(ctx, &queued, `SELECT count(*) FROM withdrawals WHERE NOT is_completed`); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.GetContext(ctx, &completed, `SELECT count(*) FROM withdrawals WHERE is_completed`); err != nil {
+	if err := storetest.SQL(t, db).GetContext(ctx, &completed, `SELECT count(*) FROM withdrawals WHERE is_completed`); err != nil {
 		t.Fatal(err)
 	}
 	if queued == 0 || completed == 0 {
@@ -135,7 +135,7 @@ func TestWithdrawalCountsStayExact(t *testing.T) {
 	// Roll back the last third of the history: withdrawals queued after the
 	// block are deleted, those completed after it are queued again.
 	var first, last uint64
-	if err := db.QueryRowContext(ctx, `SELECT min(block_number), max(block_number) FROM withdrawals`).Scan(&first, &last); err != nil {
+	if err := storetest.SQL(t, db).QueryRowContext(ctx, `SELECT min(block_number), max(block_number) FROM withdrawals`).Scan(&first, &last); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.RollbackAfter(ctx, first+(last-first)*2/3) }); err != nil {
@@ -143,7 +143,7 @@ func TestWithdrawalCountsStayExact(t *testing.T) {
 	}
 	checkCounts(t, db, filters)
 
-	if _, err := db.ExecContext(ctx, `TRUNCATE withdrawals`); err != nil {
+	if _, err := storetest.SQL(t, db).ExecContext(ctx, `TRUNCATE withdrawals`); err != nil {
 		t.Fatal(err)
 	}
 	checkCounts(t, db, filters[:1])
@@ -155,14 +155,14 @@ func TestDeepWithdrawalPages(t *testing.T) {
 	db := maintainedWorld(t)
 	ctx := context.Background()
 	var total int
-	if err := db.GetContext(ctx, &total, `SELECT count(*) FROM withdrawals`); err != nil {
+	if err := storetest.SQL(t, db).GetContext(ctx, &total, `SELECT count(*) FROM withdrawals`); err != nil {
 		t.Fatal(err)
 	}
 	if total < 1100 {
 		t.Fatalf("the world has %d withdrawals; the test needs more than 1100", total)
 	}
 	var operator string
-	if err := db.GetContext(ctx, &operator, `SELECT delegated_to FROM withdrawals GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`); err != nil {
+	if err := storetest.SQL(t, db).GetContext(ctx, &operator, `SELECT delegated_to FROM withdrawals GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`); err != nil {
 		t.Fatal(err)
 	}
 	filters := []store.WithdrawalFilter{{}, {Status: store.WithdrawalQueued}, {Status: store.WithdrawalCompleted}, {DelegatedTo: operator}}
@@ -188,7 +188,7 @@ func checkPage(t *testing.T, db *store.DB, f store.WithdrawalFilter, skip int, w
 		t.Fatal(err)
 	}
 	var want []string
-	if err := db.SelectContext(ctx, &want, wantQuery, args...); err != nil {
+	if err := storetest.SQL(t, db).SelectContext(ctx, &want, wantQuery, args...); err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != len(want) {

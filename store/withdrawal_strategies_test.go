@@ -12,6 +12,7 @@ import (
 
 	"github.com/stakegraph/stakegraph/chain"
 	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // withdrawalSideTableDiffs are the rows by which each trigger-kept side
@@ -57,7 +58,7 @@ func checkWithdrawalSideTables(t *testing.T, db *store.DB, when string) {
 	t.Helper()
 	for table, query := range withdrawalSideTableDiffs {
 		var n int
-		if err := db.GetContext(context.Background(), &n, query); err != nil {
+		if err := storetest.SQL(t, db).GetContext(context.Background(), &n, query); err != nil {
 			t.Fatal(err)
 		}
 		if n != 0 {
@@ -77,7 +78,7 @@ func TestWithdrawalSideTablesStayExact(t *testing.T) {
 	checkWithdrawalSideTables(t, db, "after the load")
 
 	// The backfill of a database migrated with withdrawals in it.
-	provider, err := goose.NewProvider(goose.DialectPostgres, db.DB.DB, store.Migrations())
+	provider, err := goose.NewProvider(goose.DialectPostgres, storetest.SQL(t, db).DB, store.Migrations())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +92,13 @@ func TestWithdrawalSideTablesStayExact(t *testing.T) {
 
 	// Completions applied by ApplyBatch.
 	var roots []string
-	if err := db.SelectContext(ctx, &roots, `
+	if err := storetest.SQL(t, db).SelectContext(ctx, &roots, `
 		SELECT withdrawal_root FROM withdrawals WHERE NOT is_completed
 		ORDER BY created_at_block DESC, withdrawal_root LIMIT 5`); err != nil {
 		t.Fatal(err)
 	}
 	var head uint64
-	if err := db.GetContext(ctx, &head, `SELECT max(block_number) FROM withdrawals`); err != nil {
+	if err := storetest.SQL(t, db).GetContext(ctx, &head, `SELECT max(block_number) FROM withdrawals`); err != nil {
 		t.Fatal(err)
 	}
 	b := chain.Batch{Head: chain.Position{BlockNumber: head + 2, BlockTime: time.Now().UTC()}}
@@ -112,7 +113,7 @@ func TestWithdrawalSideTablesStayExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	var open int
-	if err := db.GetContext(ctx, &open, `SELECT count(*) FROM withdrawals WHERE withdrawal_root = ANY($1) AND NOT is_completed`, pq.Array(roots)); err != nil {
+	if err := storetest.SQL(t, db).GetContext(ctx, &open, `SELECT count(*) FROM withdrawals WHERE withdrawal_root = ANY($1) AND NOT is_completed`, pq.Array(roots)); err != nil {
 		t.Fatal(err)
 	}
 	if len(roots) == 0 || open != 0 {
@@ -124,7 +125,7 @@ func TestWithdrawalSideTablesStayExact(t *testing.T) {
 
 	// A rollback of the last third of the history.
 	var first, last uint64
-	if err := db.QueryRowContext(ctx, `SELECT min(block_number), max(block_number) FROM withdrawals`).Scan(&first, &last); err != nil {
+	if err := storetest.SQL(t, db).QueryRowContext(ctx, `SELECT min(block_number), max(block_number) FROM withdrawals`).Scan(&first, &last); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.RollbackAfter(ctx, first+(last-first)*2/3) }); err != nil {
@@ -134,7 +135,7 @@ func TestWithdrawalSideTablesStayExact(t *testing.T) {
 	checkWithdrawalLists(t, db)
 	checkHeads(t, db)
 
-	if _, err := db.ExecContext(ctx, `TRUNCATE withdrawals`); err != nil {
+	if _, err := storetest.SQL(t, db).ExecContext(ctx, `TRUNCATE withdrawals`); err != nil {
 		t.Fatal(err)
 	}
 	checkWithdrawalSideTables(t, db, "after a truncation")
@@ -147,11 +148,11 @@ func checkHeads(t *testing.T, db *store.DB) {
 	t.Helper()
 	ctx := context.Background()
 	var head, delay int64
-	if err := db.QueryRowContext(ctx, `SELECT head_block, min_withdrawal_delay_blocks FROM service_state`).Scan(&head, &delay); err != nil {
+	if err := storetest.SQL(t, db).QueryRowContext(ctx, `SELECT head_block, min_withdrawal_delay_blocks FROM service_state`).Scan(&head, &delay); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
-		if _, err := db.ExecContext(ctx, `UPDATE service_state SET head_block = $1`, head); err != nil {
+		if _, err := storetest.SQL(t, db).ExecContext(ctx, `UPDATE service_state SET head_block = $1`, head); err != nil {
 			t.Fatal(err)
 		}
 	}()
@@ -169,7 +170,7 @@ func checkHeads(t *testing.T, db *store.DB) {
 	}
 	x := (head - delay) / 7200 * 7200
 	for _, h := range []int64{head, x + delay, x + delay - 1, x + delay + 7199, x + delay - 5000, delay - 10, 0} {
-		if _, err := db.ExecContext(ctx, `UPDATE service_state SET head_block = $1`, h); err != nil {
+		if _, err := storetest.SQL(t, db).ExecContext(ctx, `UPDATE service_state SET head_block = $1`, h); err != nil {
 			t.Fatal(err)
 		}
 		checkCounts(t, db, withdrawable)
@@ -197,11 +198,11 @@ func listFilters(t *testing.T, db *store.DB) []store.WithdrawalFilter {
 	t.Helper()
 	ctx := context.Background()
 	var operators, strategies []string
-	if err := db.SelectContext(ctx, &operators, `
+	if err := storetest.SQL(t, db).SelectContext(ctx, &operators, `
 		SELECT delegated_to FROM withdrawals GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 2`); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SelectContext(ctx, &strategies, `
+	if err := storetest.SQL(t, db).SelectContext(ctx, &strategies, `
 		SELECT s FROM withdrawals, unnest(strategies) s GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 2`); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +246,7 @@ func checkListPages(t *testing.T, db *store.DB, f store.WithdrawalFilter) {
 	total := bruteCount(t, db, f)
 	// The positions of the first rows of block buckets in the list.
 	var starts []int
-	if err := db.SelectContext(ctx, &starts, `
+	if err := storetest.SQL(t, db).SelectContext(ctx, &starts, `
 		SELECT pos FROM (
 		    SELECT row_number() OVER o - 1 AS pos,
 		           w.created_at_block / 7200 AS bucket, lag(w.created_at_block / 7200) OVER o AS prev

@@ -153,7 +153,7 @@ func (db *DB) ListWithdrawals(ctx context.Context, f WithdrawalFilter, p Page) (
 		LIMIT ` + take
 	}
 	var out []Withdrawal
-	if err := db.SelectContext(ctx, &out, query, q.args...); err != nil {
+	if err := db.selectContext(ctx, &out, query, q.args...); err != nil {
 		return nil, fmt.Errorf("list withdrawals: %w", Classify(err))
 	}
 	return out, nil
@@ -298,7 +298,7 @@ func (db *DB) listWithdrawalsByBuckets(ctx context.Context, f WithdrawalFilter, 
 		offset = `(SELECT start.skip FROM start)`
 	}
 	var out []Withdrawal
-	if err := db.SelectContext(ctx, &out, with+`
+	if err := db.selectContext(ctx, &out, with+`
 		SELECT `+withdrawalColumns+`
 		FROM (
 		    SELECT k.created_at_block, k.withdrawal_root
@@ -331,7 +331,7 @@ func (db *DB) CountWithdrawals(ctx context.Context, f WithdrawalFilter) (int, er
 		return 0, err
 	}
 	var n int
-	if err := db.GetContext(ctx, &n, `
+	if err := db.getContext(ctx, &n, `
 		SELECT count(*)
 		FROM withdrawals w
 		`+where(conds...), q.args...); err != nil {
@@ -375,7 +375,7 @@ func (db *DB) countWithdrawalsFromTotals(ctx context.Context, f WithdrawalFilter
 		return 0, fmt.Errorf("%w: unknown withdrawal status %q", derrors.InvalidArgument, f.Status)
 	}
 	var n int
-	if err := db.GetContext(ctx, &n, query, q.args...); err != nil {
+	if err := db.getContext(ctx, &n, query, q.args...); err != nil {
 		return 0, fmt.Errorf("count withdrawals: %w", Classify(err))
 	}
 	return n, nil
@@ -385,7 +385,7 @@ func (db *DB) countWithdrawalsFromTotals(ctx context.Context, f WithdrawalFilter
 // particular order; unknown roots are left out.
 func (db *DB) WithdrawalsByRoots(ctx context.Context, roots []string) ([]Withdrawal, error) {
 	var out []Withdrawal
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+withdrawalColumns+`
 		FROM withdrawals w
 		LEFT JOIN service_state st ON true
@@ -415,7 +415,7 @@ func (db *DB) ListWithdrawalsByStakers(ctx context.Context, stakers []string, st
 		return nil, err
 	}
 	var out []StakerWithdrawal
-	if err := db.SelectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, `
 		SELECT k.key, x.*
 		FROM unnest(`+keys+`::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (

@@ -102,7 +102,7 @@ func TestIndexCommandFollowsASimulatedChain(t *testing.T) {
 	waitFor("the new block", cursorAt(head+2))
 
 	var operator string
-	if err := db.GetContext(context.Background(), &operator, `SELECT operator_address FROM stakers WHERE address = $1`,
+	if err := storetest.SQL(t, db).GetContext(context.Background(), &operator, `SELECT operator_address FROM stakers WHERE address = $1`,
 		strings.ToLower(staker.Hex())); err != nil || operator != strings.ToLower(op.Hex()) {
 		t.Errorf("staker's operator = %q, %v", operator, err)
 	}

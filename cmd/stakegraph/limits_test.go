@@ -264,7 +264,7 @@ func TestServePollerWhileSaturated(t *testing.T) {
 	}
 	waitForWaiters(t, db, store.DefaultPool.MaxOpenConns)
 
-	if _, err := db.ExecContext(ctx, `UPDATE service_state SET data_version = data_version + 1`); err != nil {
+	if _, err := storetest.SQL(t, db).ExecContext(ctx, `UPDATE service_state SET data_version = data_version + 1`); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

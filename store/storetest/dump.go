@@ -30,7 +30,7 @@ func DumpState(t testing.TB, db *store.DB, decimals int) string {
 	t.Helper()
 	ctx := context.Background()
 	var tables []string
-	if err := db.SelectContext(ctx, &tables, `
+	if err := SQL(t, db).SelectContext(ctx, &tables, `
 		SELECT table_name FROM information_schema.tables
 		WHERE table_schema = 'public' AND table_type = 'BASE TABLE' AND table_name NOT LIKE 'goose%'
 		  AND table_name NOT IN ('api_keys', 'api_keys_version')
@@ -44,7 +44,7 @@ func DumpState(t testing.TB, db *store.DB, decimals int) string {
 			drop += " - 'updated_at'"
 		}
 		var rows []string
-		if err := db.SelectContext(ctx, &rows, fmt.Sprintf(`SELECT (to_jsonb(t) - %s)::text FROM %q t`, drop, table)); err != nil {
+		if err := SQL(t, db).SelectContext(ctx, &rows, fmt.Sprintf(`SELECT (to_jsonb(t) - %s)::text FROM %q t`, drop, table)); err != nil {
 			t.Fatal(err)
 		}
 		for i := range rows {

@@ -21,7 +21,7 @@ func LockTables(t testing.TB, db *store.DB, tables ...string) (release func()) {
 	t.Helper()
 	// database/sql rolls a transaction back when the context of its
 	// BeginTx ends; this one lasts until release.
-	tx, err := db.BeginTxx(context.Background(), nil)
+	tx, err := SQL(t, db).BeginTxx(context.Background(), nil)
 	if err != nil {
 		t.Fatalf("storetest: lock %v: %v", tables, err)
 	}
@@ -48,7 +48,7 @@ func LockWaiters(t testing.TB, db *store.DB) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var n int
-	if err := db.GetContext(ctx, &n, `
+	if err := SQL(t, db).GetContext(ctx, &n, `
 		SELECT count(*) FROM pg_stat_activity
 		WHERE datname = current_database() AND wait_event_type = 'Lock'`); err != nil {
 		t.Fatalf("storetest: count lock waiters: %v", err)

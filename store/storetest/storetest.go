@@ -45,6 +45,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/stakegraph/stakegraph/localpg"
@@ -536,4 +537,39 @@ func executableHash() (string, error) {
 		exeSum = hex.EncodeToString(h.Sum(nil))
 	})
 	return exeSum, exeErr
+}
+
+var (
+	rawMu sync.Mutex
+	raw   = map[string]*sqlx.DB{}
+)
+
+// SQL returns a connection pool of its own to db's database, for tests
+// that check the store's answers with SQL of their own: the store keeps
+// its pool unexported, so that only package store speaks SQL. The pool is
+// shared by the tests of the process that ask for the same database and
+// closed when t ends.
+func SQL(t testing.TB, db *store.DB) *sqlx.DB {
+	t.Helper()
+	url := db.URL()
+	rawMu.Lock()
+	defer rawMu.Unlock()
+	if p, ok := raw[url]; ok {
+		return p
+	}
+	p, err := sqlx.Open("postgres", url)
+	if err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	p.SetMaxOpenConns(8)
+	raw[url] = p
+	t.Cleanup(func() {
+		rawMu.Lock()
+		defer rawMu.Unlock()
+		if raw[url] == p {
+			delete(raw, url)
+			p.Close()
+		}
+	})
+	return p
 }

@@ -30,7 +30,7 @@ func databaseExists(t *testing.T, name string) bool {
 func currentDatabase(t *testing.T, db *store.DB) string {
 	t.Helper()
 	var name string
-	if err := db.QueryRowContext(context.Background(), `SELECT current_database()`).Scan(&name); err != nil {
+	if err := SQL(t, db).QueryRowContext(context.Background(), `SELECT current_database()`).Scan(&name); err != nil {
 		t.Fatal(err)
 	}
 	return name
@@ -39,7 +39,7 @@ func currentDatabase(t *testing.T, db *store.DB) string {
 func countTokens(t *testing.T, db *store.DB) int {
 	t.Helper()
 	var n int
-	if err := db.QueryRowContext(context.Background(), `SELECT count(*) FROM tokens`).Scan(&n); err != nil {
+	if err := SQL(t, db).QueryRowContext(context.Background(), `SELECT count(*) FROM tokens`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -47,7 +47,7 @@ func countTokens(t *testing.T, db *store.DB) int {
 
 func insertToken(t *testing.T, db *store.DB, addr string) {
 	t.Helper()
-	if _, err := db.ExecContext(context.Background(), `INSERT INTO tokens (address, symbol) VALUES ($1, 'TKN')`, addr); err != nil {
+	if _, err := SQL(t, db).ExecContext(context.Background(), `INSERT INTO tokens (address, symbol) VALUES ($1, 'TKN')`, addr); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -89,7 +89,7 @@ func TestNewIsolatedAndDropped(t *testing.T) {
 func TestNewIsMigrated(t *testing.T) {
 	db := New(t)
 	var n int
-	if err := db.QueryRowContext(context.Background(), `SELECT count(*) FROM api_keys`).Scan(&n); err != nil {
+	if err := SQL(t, db).QueryRowContext(context.Background(), `SELECT count(*) FROM api_keys`).Scan(&n); err != nil {
 		t.Fatalf("api_keys missing from a fresh database: %v", err)
 	}
 	// Migrating again is a no-op.
@@ -118,7 +118,7 @@ func TestTemplate(t *testing.T) {
 	var fills atomic.Int32
 	fill := func(ctx context.Context, db *store.DB) error {
 		fills.Add(1)
-		_, err := db.ExecContext(ctx, `INSERT INTO tokens (address, symbol) VALUES ($1, 'TKN')`, addrA)
+		_, err := SQL(t, db).ExecContext(ctx, `INSERT INTO tokens (address, symbol) VALUES ($1, 'TKN')`, addrA)
 		return err
 	}
 	t.Cleanup(func() { dropTemplate(t, name) })
@@ -168,7 +168,7 @@ func TestTemplateAcrossProcesses(t *testing.T) {
 				return err
 			}
 			time.Sleep(300 * time.Millisecond) // widen the window for a race
-			_, err = db.ExecContext(ctx, `INSERT INTO tokens (address, symbol) VALUES ($1, 'TKN')`, addrA)
+			_, err = SQL(t, db).ExecContext(ctx, `INSERT INTO tokens (address, symbol) VALUES ($1, 'TKN')`, addrA)
 			return err
 		})
 		if n := countTokens(t, db); n != 1 {
