@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -100,7 +101,7 @@ func TestCrossOriginPageInBrowser(t *testing.T) {
 		chromedp.NoSandbox, // tests may run as root
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(browserProfile(t)),
 	)...)
 	defer cancelAlloc()
 	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
@@ -139,4 +140,27 @@ func TestCrossOriginPageInBrowser(t *testing.T) {
 			t.Errorf("the page does not show the AVS %q", name)
 		}
 	}
+}
+
+// browserProfile returns a fresh Chromium profile directory, removed when
+// the test ends. Chromium's helper processes can still write to it for a
+// moment after the browser exits (a busy machine makes that moment
+// longer), so the removal retries until the directory is released, for at
+// most 30 seconds, where t.TempDir's single attempt fails the test.
+func browserProfile(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "stakegraph-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		var err error
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			if err = os.RemoveAll(dir); err == nil {
+				return
+			}
+		}
+		t.Errorf("remove the browser profile: %v", err)
+	})
+	return dir
 }
