@@ -12,20 +12,32 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/stakegraph/stakegraph/chain"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
-func seedDemo(t *testing.T, opts Options) *store.DB {
+// seedDemos loads the demo with each of opts into a database of its own,
+// all at once: the loads are the slowest part of the package's tests, and
+// each waits on PostgreSQL part of the time.
+func seedDemos(t *testing.T, opts ...Options) []*store.DB {
 	t.Helper()
-	db := storetest.New(t)
+	dbs := make([]*store.DB, len(opts))
+	for i := range opts {
+		dbs[i] = storetest.New(t)
+	}
 	start := time.Now()
-	if err := SeedDemo(context.Background(), db, opts); err != nil {
+	var g errgroup.Group
+	for i, o := range opts {
+		g.Go(func() error { return SeedDemo(context.Background(), dbs[i], o) })
+	}
+	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("demo (seed %d) loaded in %s", opts.Seed, time.Since(start).Round(time.Millisecond))
-	return db
+	t.Logf("%d demo loads in %s", len(opts), time.Since(start).Round(time.Millisecond))
+	return dbs
 }
 
 // count runs a query returning one integer.
@@ -74,7 +86,12 @@ func dump(t *testing.T, db *store.DB) string {
 // not.
 func TestSeedDemo(t *testing.T) {
 	opts := Options{Now: testNow, Seed: 1}
-	db := seedDemo(t, opts)
+	all := []Options{opts}
+	if !testing.Short() {
+		all = append(all, opts, Options{Now: testNow, Seed: 2})
+	}
+	dbs := seedDemos(t, all...)
+	db := dbs[0]
 	checkDemoState(t, db)
 
 	if err := SeedDemo(context.Background(), db, opts); !errors.Is(err, ErrNotEmpty) {
@@ -85,10 +102,10 @@ func TestSeedDemo(t *testing.T) {
 		return
 	}
 	a := dump(t, db)
-	if b := dump(t, seedDemo(t, opts)); a != b {
+	if b := dump(t, dbs[1]); a != b {
 		t.Fatalf("two loads of the same options differ: %s vs %s", a, b)
 	}
-	if c := dump(t, seedDemo(t, Options{Now: testNow, Seed: 2})); c == a {
+	if c := dump(t, dbs[2]); c == a {
 		t.Fatal("seeds 1 and 2 loaded identical databases")
 	}
 }
