@@ -78,7 +78,7 @@ test-stress: postgres ## Run the timing-sensitive packages' tests 20 times with 
 	@jsonfile=$$(mktemp); burner=; \
 	trap 'rm -f "$$jsonfile"; [ -n "$$burner" ] && kill $$burner 2>/dev/null' EXIT; \
 	sh -c 'while :; do :; done' & burner=$$!; \
-	$(GOTESTSUM) -- -race -count=20 -p 2 $(STRESS_PACKAGES)
+	$(GOTESTSUM) -- -race -count=20 -p 2 -timeout 90m $(STRESS_PACKAGES)
 
 .PHONY: vet
 vet: ## Run go vet.
