@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/httpcache"
+	"github.com/stakegraph/stakegraph/internal/npmtest"
 )
 
 // auditDir holds the npm package of graphql-http's audit, pinned by its
@@ -46,7 +45,7 @@ func TestGraphQLOverHTTPAudit(t *testing.T) {
 	if err != nil {
 		t.Skip("npm is not installed: skipping graphql-http's GraphQL-over-HTTP audit")
 	}
-	installAudit(t, npm)
+	npmtest.Install(t, npm, auditDir)
 
 	db := demoDB(t)
 	t.Run("endpoint", func(t *testing.T) {
@@ -107,57 +106,4 @@ func runAudit(t *testing.T, node, url string) {
 	if len(failed) > 0 {
 		t.Errorf("%d MUST or SHOULD audits fail:\n%s", len(failed), strings.Join(failed, "\n"))
 	}
-}
-
-// installAudit installs the audit's npm packages into auditDir/node_modules
-// with `npm ci`, unless the versions package-lock.json pins are there.
-func installAudit(t *testing.T, npm string) {
-	t.Helper()
-	if auditInstalled(t) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = auditDir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", auditDir, err, out)
-	}
-	if !auditInstalled(t) {
-		t.Fatalf("npm ci in %s did not install the versions of package-lock.json", auditDir)
-	}
-}
-
-// auditInstalled reports whether auditDir/node_modules holds every package
-// of package-lock.json at its version.
-func auditInstalled(t *testing.T) bool {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(auditDir, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lock struct {
-		Packages map[string]struct {
-			Version string `json:"version"`
-		} `json:"packages"`
-	}
-	if err := json.Unmarshal(raw, &lock); err != nil {
-		t.Fatalf("package-lock.json: %v", err)
-	}
-	for path, pkg := range lock.Packages {
-		if path == "" {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join(auditDir, path, "package.json"))
-		if err != nil {
-			return false
-		}
-		var installed struct {
-			Version string `json:"version"`
-		}
-		if json.Unmarshal(raw, &installed) != nil || installed.Version != pkg.Version {
-			return false
-		}
-	}
-	return true
 }

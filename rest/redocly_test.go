@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stakegraph/stakegraph/internal/npmtest"
 )
 
 // redoclyDir holds the npm package @redocly/cli, pinned to an exact version
@@ -29,7 +31,7 @@ func TestOpenAPIDocumentPassesRedoclyLint(t *testing.T) {
 	if err != nil {
 		t.Skip("npm is not installed: skipping the @redocly/cli lint of openapi.json")
 	}
-	installRedocly(t, npm)
+	npmtest.Install(t, npm, redoclyDir)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -75,57 +77,4 @@ func TestOpenAPIDocumentPassesRedoclyLint(t *testing.T) {
 	if report.Totals.Errors > 0 || (runErr != nil && len(report.Problems) == 0) {
 		t.Errorf("redocly lint: %d errors, %d warnings (%v)\nstderr: %s", report.Totals.Errors, report.Totals.Warnings, runErr, stderr.String())
 	}
-}
-
-// installRedocly runs `npm ci` in redoclyDir unless its node_modules
-// already holds the version of @redocly/cli that package-lock.json pins.
-func installRedocly(t *testing.T, npm string) {
-	t.Helper()
-	if redoclyInstalled(t) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = redoclyDir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s: %v\n%s", redoclyDir, err, out)
-	}
-	if !redoclyInstalled(t) {
-		t.Fatalf("npm ci in %s did not install the version of package-lock.json", redoclyDir)
-	}
-}
-
-// redoclyInstalled reports whether redoclyDir/node_modules holds every
-// package of package-lock.json at its version.
-func redoclyInstalled(t *testing.T) bool {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(redoclyDir, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var lock struct {
-		Packages map[string]struct {
-			Version string `json:"version"`
-		} `json:"packages"`
-	}
-	if err := json.Unmarshal(raw, &lock); err != nil {
-		t.Fatalf("package-lock.json: %v", err)
-	}
-	for path, pkg := range lock.Packages {
-		if path == "" {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join(redoclyDir, path, "package.json"))
-		if err != nil {
-			return false
-		}
-		var installed struct {
-			Version string `json:"version"`
-		}
-		if json.Unmarshal(raw, &installed) != nil || installed.Version != pkg.Version {
-			return false
-		}
-	}
-	return true
 }
