@@ -35,6 +35,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Layr-Labs/eigenlayer-contracts/pkg/bindings/AVSDirectory"
 	"github.com/Layr-Labs/eigenlayer-contracts/pkg/bindings/AllocationManager"
@@ -245,6 +246,9 @@ func Deploy(t testing.TB) *Chain {
 	c.Backend = simulated.NewBackend(alloc, func(_ *node.Config, ec *ethconfig.Config) {
 		ec.NoPruning = true
 		ec.StateScheme = rawdb.HashScheme
+		// Blocks hold every pending transaction however slow the machine:
+		// the miner seals a partial block after Recommit (2 s by default).
+		ec.Miner.Recommit = time.Hour
 	})
 	t.Cleanup(func() { _ = c.Backend.Close() })
 	c.Client = c.Backend.Client()

@@ -29,8 +29,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
+	"github.com/ethereum/go-ethereum/node"
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/stakegraph/stakegraph/chain"
@@ -90,7 +92,7 @@ func New(t testing.TB) *Chain {
 	}
 	from := crypto.PubkeyToAddress(key.PublicKey)
 	funds := new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(1e18))
-	backend := simulated.NewBackend(types.GenesisAlloc{from: {Balance: funds}})
+	backend := simulated.NewBackend(types.GenesisAlloc{from: {Balance: funds}}, completeBlocks)
 	t.Cleanup(func() { _ = backend.Close() })
 	c := &Chain{Backend: backend, Client: backend.Client(), key: key}
 	c.opts, err = bind.NewKeyedTransactor(key, big.NewInt(1337)), nil
@@ -160,6 +162,16 @@ func (c *Chain) txOpts(t testing.TB) *bind.TransactOpts {
 	opts.GasLimit = 5_000_000
 	c.nonce++
 	return &opts
+}
+
+// completeBlocks configures a simulated node whose blocks hold every
+// pending transaction, however slow the machine. Its miner stops filling a
+// block after Recommit (2 s by default) and seals what it has, which a
+// race-enabled test on a busy machine can exceed: the rest then waited for
+// a block that a script's last Commit never makes, and its events went
+// missing.
+func completeBlocks(_ *node.Config, ec *ethconfig.Config) {
+	ec.Miner.Recommit = time.Hour
 }
 
 // Commit mines the pending transactions into a new block and returns its
