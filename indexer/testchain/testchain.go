@@ -175,8 +175,20 @@ func completeBlocks(_ *node.Config, ec *ethconfig.Config) {
 }
 
 // Commit mines the pending transactions into a new block and returns its
-// hash.
-func (c *Chain) Commit() common.Hash { return c.Backend.Commit() }
+// hash. On a busy machine the simulated node can seal a block before it
+// holds every pending transaction (seen as a script's last transactions
+// never mined); Commit then mines further blocks until none is pending, so
+// every transaction sent before it is mined when it returns.
+func (c *Chain) Commit() common.Hash {
+	h := c.Backend.Commit()
+	for {
+		n, err := c.Client.PendingTransactionCount(context.Background())
+		if err != nil || n == 0 {
+			return h
+		}
+		h = c.Backend.Commit()
+	}
+}
 
 // Head returns the current head block.
 func (c *Chain) Head(t testing.TB) *types.Header {
