@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/stakegraph/stakegraph/graph/model"
-	"github.com/stakegraph/stakegraph/internal/derrors"
 	"github.com/stakegraph/stakegraph/store"
 )
 
@@ -187,16 +186,4 @@ func nonEmpty(s string) *string {
 // withErr adapts a converter that cannot fail to feedPage.
 func withErr[R, M any](convert func(R) M) func(R) (M, error) {
 	return func(r R) (M, error) { return convert(r), nil }
-}
-
-// withdrawalEventTypeFrom returns the store's name of an optional
-// withdrawal event type ("" for any).
-func withdrawalEventTypeFrom(t *model.WithdrawalEventType) (string, error) {
-	if t == nil {
-		return "", nil
-	}
-	if !t.IsValid() {
-		return "", fmt.Errorf("%w: unknown withdrawal event type %q", derrors.InvalidArgument, *t)
-	}
-	return string(*t), nil
 }

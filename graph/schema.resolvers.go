@@ -937,9 +937,9 @@ func (r *queryResolver) WithdrawalEvents(ctx context.Context, txHash *string, ty
 	if err != nil {
 		return nil, err
 	}
-	kind, err := withdrawalEventTypeFrom(typeArg)
-	if err != nil {
-		return nil, err
+	var kind string // GraphQL has validated the enum
+	if typeArg != nil {
+		kind = string(*typeArg)
 	}
 	f := store.WithdrawalEventFilter{
 		Start:       args.Start,
