@@ -86,6 +86,19 @@ func writeReference(ctx context.Context, tx *store.Tx, ref Reference) error {
 	return tx.SetMinWithdrawalDelay(ctx, ref.MinWithdrawalDelay)
 }
 
+// demoETHSupply is the ETH supply the demo worlds record, oldest first:
+// what an indexer's supply source would have observed (the chain itself
+// does not tell), so that the restaking ratio and its changes have values.
+var demoETHSupply = []struct {
+	before time.Duration
+	supply string
+}{
+	{30 * 24 * time.Hour, "120436871.25"},
+	{8 * 24 * time.Hour, "120441904.5"},
+	{36 * time.Hour, "120443388.75"},
+	{2 * time.Hour, "120443512.125"},
+}
+
 // finish writes what needs the AVS to exist, the head, and refreshes.
 func finish(ctx context.Context, tx *store.Tx, ref Reference, head chain.Position, now time.Time) error {
 	if err := tx.UpsertCuratedMetadata(ctx, ref.Curated); err != nil {
@@ -93,6 +106,11 @@ func finish(ctx context.Context, tx *store.Tx, ref Reference, head chain.Positio
 	}
 	if err := tx.SetHead(ctx, head); err != nil {
 		return err
+	}
+	for _, o := range demoETHSupply {
+		if err := tx.RecordETHSupply(ctx, now.Add(-o.before), o.supply); err != nil {
+			return err
+		}
 	}
 	if err := tx.Refresh(ctx, now); err != nil {
 		return fmt.Errorf("refresh: %w", err)

@@ -304,6 +304,7 @@ type ComplexityRoot struct {
 		CountHistory       func(childComplexity int, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
 		DeploymentRatio    func(childComplexity int) int
 		OperatorHistory    func(childComplexity int, operatorAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
+		RestakingRatio     func(childComplexity int) int
 		RestakingTvl       func(childComplexity int) int
 		StakerCount        func(childComplexity int) int
 		StakerCountHistory func(childComplexity int, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
@@ -464,6 +465,13 @@ type ComplexityRoot struct {
 	RegistrationEventPage struct {
 		Data func(childComplexity int) int
 		Meta func(childComplexity int) int
+	}
+
+	RestakingRatio struct {
+		Change24h func(childComplexity int) int
+		Change7d  func(childComplexity int) int
+		EthSupply func(childComplexity int) int
+		Ratio     func(childComplexity int) int
 	}
 
 	RestakingTvl struct {
@@ -847,6 +855,7 @@ type MetricsResolver interface {
 	TotalWithdrawals(ctx context.Context, obj *model.Metrics) (*model.WithdrawalCounts, error)
 	StakerCount(ctx context.Context, obj *model.Metrics) (*model.StakerCount, error)
 	DeploymentRatio(ctx context.Context, obj *model.Metrics) (*model.DeploymentRatio, error)
+	RestakingRatio(ctx context.Context, obj *model.Metrics) (*model.RestakingRatio, error)
 	OperatorHistory(ctx context.Context, obj *model.Metrics, operatorAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.OperatorHistory, error)
 	Total(ctx context.Context, obj *model.Metrics, series model.CountSeries) (*model.TotalCount, error)
 	TotalTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
@@ -2032,6 +2041,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Metrics.OperatorHistory(childComplexity, args["operatorAddress"].(string), args["frequency"].(*string), args["variant"].(*model.CountVariant), args["startAt"].(*string), args["endAt"].(*string)), true
+	case "Metrics.restakingRatio":
+		if e.ComplexityRoot.Metrics.RestakingRatio == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Metrics.RestakingRatio(childComplexity), true
 	case "Metrics.restakingTvl":
 		if e.ComplexityRoot.Metrics.RestakingTvl == nil {
 			break
@@ -2925,6 +2940,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RegistrationEventPage.Meta(childComplexity), true
+
+	case "RestakingRatio.change24h":
+		if e.ComplexityRoot.RestakingRatio.Change24h == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RestakingRatio.Change24h(childComplexity), true
+	case "RestakingRatio.change7d":
+		if e.ComplexityRoot.RestakingRatio.Change7d == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RestakingRatio.Change7d(childComplexity), true
+	case "RestakingRatio.ethSupply":
+		if e.ComplexityRoot.RestakingRatio.EthSupply == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RestakingRatio.EthSupply(childComplexity), true
+	case "RestakingRatio.ratio":
+		if e.ComplexityRoot.RestakingRatio.Ratio == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RestakingRatio.Ratio(childComplexity), true
 
 	case "RestakingTvl.change24h":
 		if e.ComplexityRoot.RestakingTvl.Change24h == nil {
@@ -5772,6 +5812,15 @@ type Metrics {
   "The deployment ratio. Matches ` + "`" + `GET /metrics/deployment-ratio` + "`" + `."
   deploymentRatio: DeploymentRatio!
   """
+  The restaking ratio: the total TVL in ETH (as ` + "`" + `totalTvl` + "`" + `) divided by the
+  ETH supply, with its changes; null while no ETH supply has been recorded.
+  The chain's JSON-RPC interface does not give the ETH supply: the indexer
+  records it from a configured source (` + "`" + `--eth-supply` + "`" + `), and each day's ratio
+  uses the supply recorded last by the end of that day. Matches
+  ` + "`" + `GET /metrics/restaking-ratio` + "`" + `.
+  """
+  restakingRatio: RestakingRatio
+  """
   One operator's TVL in ETH, stakers and AVS over time, derived from its
   events, with the range rules of ` + "`" + `stakerCountHistory` + "`" + `; null when there is
   no such operator. Matches ` + "`" + `GET /metrics/historical/operators/{address}` + "`" + `.
@@ -5970,6 +6019,18 @@ type DeploymentRatio {
   change24h: Change!
   "The change over the last 7 days."
   change7d: Change!
+}
+
+"The restaking ratio: the total TVL in ETH divided by the ETH supply."
+type RestakingRatio {
+  "The ratio, between 0 and 1."
+  ratio: Float!
+  "The change over the last day."
+  change24h: Change!
+  "The change over the last 7 days."
+  change7d: Change!
+  "The ETH supply the ratio divides by, in ETH, as recorded from the configured source."
+  ethSupply: String!
 }
 
 "A historical series."
@@ -6822,6 +6883,8 @@ func (ec *executionContext) childFields_Metrics(ctx context.Context, field graph
 		return ec.fieldContext_Metrics_stakerCount(ctx, field)
 	case "deploymentRatio":
 		return ec.fieldContext_Metrics_deploymentRatio(ctx, field)
+	case "restakingRatio":
+		return ec.fieldContext_Metrics_restakingRatio(ctx, field)
 	case "operatorHistory":
 		return ec.fieldContext_Metrics_operatorHistory(ctx, field)
 	case "total":
@@ -7074,6 +7137,20 @@ func (ec *executionContext) childFields_RegistrationEventPage(ctx context.Contex
 		return ec.fieldContext_RegistrationEventPage_meta(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RegistrationEventPage", field.Name)
+}
+
+func (ec *executionContext) childFields_RestakingRatio(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "ratio":
+		return ec.fieldContext_RestakingRatio_ratio(ctx, field)
+	case "change24h":
+		return ec.fieldContext_RestakingRatio_change24h(ctx, field)
+	case "change7d":
+		return ec.fieldContext_RestakingRatio_change7d(ctx, field)
+	case "ethSupply":
+		return ec.fieldContext_RestakingRatio_ethSupply(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RestakingRatio", field.Name)
 }
 
 func (ec *executionContext) childFields_RestakingTvl(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -14093,6 +14170,38 @@ func (ec *executionContext) fieldContext_Metrics_deploymentRatio(_ context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Metrics_restakingRatio(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_restakingRatio(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Metrics().RestakingRatio(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RestakingRatio) graphql.Marshaler {
+			return ec.marshalORestakingRatio2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRestakingRatio(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_restakingRatio(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RestakingRatio(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Metrics_operatorHistory(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17643,6 +17752,116 @@ func (ec *executionContext) fieldContext_RegistrationEventPage_meta(_ context.Co
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RestakingRatio_ratio(ctx context.Context, field graphql.CollectedField, obj *model.RestakingRatio) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RestakingRatio_ratio(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Ratio, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RestakingRatio_ratio(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RestakingRatio", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _RestakingRatio_change24h(ctx context.Context, field graphql.CollectedField, obj *model.RestakingRatio) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RestakingRatio_change24h(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change24h, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Change) graphql.Marshaler {
+			return ec.marshalNChange2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RestakingRatio_change24h(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RestakingRatio",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Change(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RestakingRatio_change7d(ctx context.Context, field graphql.CollectedField, obj *model.RestakingRatio) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RestakingRatio_change7d(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Change7d, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Change) graphql.Marshaler {
+			return ec.marshalNChange2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐChange(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RestakingRatio_change7d(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RestakingRatio",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Change(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RestakingRatio_ethSupply(ctx context.Context, field graphql.CollectedField, obj *model.RestakingRatio) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RestakingRatio_ethSupply(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthSupply, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RestakingRatio_ethSupply(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RestakingRatio", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _RestakingTvl_tvl(ctx context.Context, field graphql.CollectedField, obj *model.RestakingTvl) (ret graphql.Marshaler) {
@@ -26918,6 +27137,44 @@ func (ec *executionContext) _Metrics(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "restakingRatio":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Metrics_restakingRatio(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "operatorHistory":
 			field := field
 
@@ -29320,6 +29577,61 @@ func (ec *executionContext) _RegistrationEventPage(ctx context.Context, sel ast.
 			}
 		case "meta":
 			out.Values[i] = ec._RegistrationEventPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var restakingRatioImplementors = []string{"RestakingRatio"}
+
+func (ec *executionContext) _RestakingRatio(ctx context.Context, sel ast.SelectionSet, obj *model.RestakingRatio) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, restakingRatioImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RestakingRatio")
+		case "ratio":
+			out.Values[i] = ec._RestakingRatio_ratio(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "change24h":
+			out.Values[i] = ec._RestakingRatio_change24h(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "change7d":
+			out.Values[i] = ec._RestakingRatio_change7d(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ethSupply":
+			out.Values[i] = ec._RestakingRatio_ethSupply(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -35050,6 +35362,13 @@ func (ec *executionContext) marshalORegistrationEventStatus2ᚖgithubᚗcomᚋst
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalORestakingRatio2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRestakingRatio(ctx context.Context, sel ast.SelectionSet, v *model.RestakingRatio) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RestakingRatio(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORewardsSubmission2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRewardsSubmission(ctx context.Context, sel ast.SelectionSet, v *model.RewardsSubmission) graphql.Marshaler {

@@ -32,6 +32,7 @@ var concurrentFields = map[string]bool{
 	"Metrics.countHistory":               true,
 	"Metrics.deploymentRatio":            true,
 	"Metrics.operatorHistory":            true,
+	"Metrics.restakingRatio":             true,
 	"Metrics.restakingTvl":               true,
 	"Metrics.stakerCount":                true,
 	"Metrics.stakerCountHistory":         true,

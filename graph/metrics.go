@@ -97,6 +97,20 @@ func tvlChange(tvl func(store.DailySnapshot) string) func(store.SnapshotTrio) *m
 	}
 }
 
+// restakingRatio returns the restaking ratio of trio with its changes, or
+// nil while no ETH supply has been recorded.
+func restakingRatio(trio store.SnapshotTrio) *model.RestakingRatio {
+	if trio.Latest.RestakingRatio == "" {
+		return nil
+	}
+	return &model.RestakingRatio{
+		Ratio:     model.DecimalToFloat(trio.Latest.RestakingRatio),
+		Change24h: decimalChange(trio.Latest.RestakingRatio, trio.DayBefore.RestakingRatio),
+		Change7d:  decimalChange(trio.Latest.RestakingRatio, trio.WeekBefore.RestakingRatio),
+		EthSupply: trio.Latest.ETHSupply,
+	}
+}
+
 // restakingValues returns the per-strategy TVL maps of the restaking
 // strategies (all but beacon ETH) of one snapshot day.
 func restakingValues(snaps []store.StrategySnapshot) (native, eth model.StrategyValues) {

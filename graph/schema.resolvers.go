@@ -337,6 +337,11 @@ func (r *metricsResolver) DeploymentRatio(ctx context.Context, obj *model.Metric
 	}, nil
 }
 
+// RestakingRatio is the resolver for the restakingRatio field.
+func (r *metricsResolver) RestakingRatio(ctx context.Context, obj *model.Metrics) (*model.RestakingRatio, error) {
+	return snapshotMetric(ctx, restakingRatio)
+}
+
 // OperatorHistory is the resolver for the operatorHistory field.
 func (r *metricsResolver) OperatorHistory(ctx context.Context, obj *model.Metrics, operatorAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.OperatorHistory, error) {
 	return operatorHistory(ctx, operatorAddress, frequency, variant, startAt, endAt)

@@ -192,6 +192,11 @@ func TestIndexScriptedHistoryOnSimulatedChain(t *testing.T) {
 	if token.Symbol != "RWD" || token.Decimals != 6 || token.Price != "0.001" {
 		t.Errorf("reward token = %+v", token)
 	}
+	var supply string
+	query(t, db, &supply, `SELECT string_agg(supply::text, ',') FROM eth_supply_observations`)
+	if supply != "120450000.5" {
+		t.Errorf("recorded ETH supplies %q, want the source's one, once", supply)
+	}
 	var delay int64
 	query(t, db, &delay, `SELECT min_withdrawal_delay_blocks FROM service_state`)
 	if delay != 100 {

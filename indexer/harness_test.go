@@ -196,6 +196,7 @@ func (w *world) config(now time.Time) Config {
 			lowerHex(w.token2.Address):      "0.5",
 			lowerHex(w.rewardToken.Address): "0.001",
 		},
+		ETHSupply: StaticSupply("120450000.5"),
 		Metadata: NewMetadataFetcher(MetadataOptions{
 			AllowPrivateAddresses: true, Attempts: 2, Backoff: time.Millisecond, Timeout: 2 * time.Second,
 		}),

@@ -51,6 +51,8 @@ type Config struct {
 	ReferenceInterval time.Duration
 	// Prices is the token price source; nil keeps stored prices.
 	Prices PriceSource
+	// ETHSupply is the ETH supply source; nil keeps the recorded supply.
+	ETHSupply SupplySource
 	// Metadata fetches metadata documents; nil disables fetching.
 	Metadata *MetadataFetcher
 	// MetadataRetry is the first wait before a failed document is tried

@@ -74,6 +74,15 @@ func (ix *Indexer) UpdateReference(ctx context.Context) error {
 		}
 		prices = p
 	}
+	var supply string
+	if ix.cfg.ETHSupply != nil {
+		v, err := ix.cfg.ETHSupply.ETHSupply(ctx)
+		if err != nil {
+			ix.log.Warn("ETH supply source failed; keeping the recorded supply", "err", err)
+		} else {
+			supply = v
+		}
+	}
 	addrs := map[string]bool{}
 	for _, s := range ix.cfg.Network.Strategies {
 		addrs[s.Address] = true
@@ -136,6 +145,11 @@ func (ix *Indexer) UpdateReference(ctx context.Context) error {
 		}
 		if err := tx.UpsertStrategies(ctx, strategies); err != nil {
 			return err
+		}
+		if supply != "" {
+			if err := tx.RecordETHSupply(ctx, ix.cfg.Now(), supply); err != nil {
+				return err
+			}
 		}
 		if delay != nil {
 			return tx.SetMinWithdrawalDelay(ctx, *delay)

@@ -146,6 +146,28 @@ func TestPriceFile(t *testing.T) {
 	}
 }
 
+func TestSupplyFile(t *testing.T) {
+	dir := t.TempDir()
+	for doc, want := range map[string]string{`{"ethSupply": "120712345.68"}`: "120712345.68", `{"ethSupply": 120712345}`: "120712345"} {
+		path := filepath.Join(dir, "supply.json")
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := SupplyFile{Path: path}.ETHSupply(context.Background())
+		if err != nil || got != want {
+			t.Errorf("supply of %s = %q, %v; want %q", doc, got, err, want)
+		}
+	}
+	for _, bad := range []string{`{}`, `[]`, `{"ethSupply": "0"}`, `{"ethSupply": "-5"}`, `{"ethSupply": "lots"}`, `{`, `{"supply": "1"}`} {
+		if _, err := ParseSupply([]byte(bad)); err == nil {
+			t.Errorf("supply document %s accepted", bad)
+		}
+	}
+	if _, err := (SupplyFile{Path: filepath.Join(dir, "none.json")}).ETHSupply(context.Background()); err == nil {
+		t.Error("a missing supply file gave no error")
+	}
+}
+
 func TestNetworkFile(t *testing.T) {
 	base := chain.Networks["holesky"]
 	n, err := ApplyNetworkFile([]byte(`{

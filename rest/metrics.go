@@ -22,6 +22,8 @@ var (
 	totalStakersOp string
 	//go:embed operations/deployment_ratio.graphql
 	deploymentRatioOp string
+	//go:embed operations/restaking_ratio.graphql
+	restakingRatioOp string
 	//go:embed operations/historical_count.graphql
 	historicalCountOp string
 	//go:embed operations/historical_tvl.graphql
@@ -49,6 +51,19 @@ func (h *handlers) metrics(w http.ResponseWriter, r *http.Request) {
 // withChange toggle; without it the change24h and change7d keys are absent.
 func (h *handlers) serveWithChange(op string) http.HandlerFunc {
 	return h.serveSeriesWithChange(op, "")
+}
+
+// restakingRatio serves GET /metrics/restaking-ratio; without a recorded
+// ETH supply there is no ratio to give.
+func (h *handlers) restakingRatio(w http.ResponseWriter, r *http.Request) {
+	p := newParams(r.URL.Query())
+	vs := vars{"withChange": p.Bool("withChange")}
+	if err := p.Err(); err != nil {
+		respond.Error(w, r, err)
+		return
+	}
+	h.serve(w, r, restakingRatioOp, vs,
+		"the restaking ratio is unknown: no ETH supply has been recorded (the indexer's --eth-supply source)", "metrics", "result")
 }
 
 // totalCount serves GET /metrics/total-{avs,operators,deposits}: the count

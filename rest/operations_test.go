@@ -42,6 +42,7 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"total_withdrawals":        totalWithdrawalsOp,
 		"total_stakers":            totalStakersOp,
 		"deployment_ratio":         deploymentRatioOp,
+		"restaking_ratio":          restakingRatioOp,
 		"historical_count":         historicalCountOp,
 		"historical_tvl":           historicalTVLOp,
 		"reward_strategies":        rewardStrategiesOp,

@@ -24,6 +24,11 @@ type DailySnapshot struct {
 	TVLRestaking         string    `db:"tvl_restaking"`
 	DelegatedETH         string    `db:"delegated_eth"`
 	DeploymentRatio      string    `db:"deployment_ratio"`
+	// ETHSupply is the ETH supply that day (see LatestSnapshots), and
+	// RestakingRatio the TVL in ETH divided by it; both are "" when no
+	// supply was ever recorded.
+	ETHSupply      string `db:"eth_supply"`
+	RestakingRatio string `db:"restaking_ratio"`
 }
 
 // SnapshotTrio is the latest daily snapshot and the snapshots one and seven
@@ -35,15 +40,27 @@ type SnapshotTrio struct {
 }
 
 // LatestSnapshots returns the latest daily snapshot with the ones one and
-// seven days before it, in one statement.
+// seven days before it, in one statement. Each carries the ETH supply
+// observed last by the end of its day (or, for a day before the first
+// observation, the first one: the supply moves by a fraction of a percent a
+// year) and the restaking ratio it gives.
 func (db *DB) LatestSnapshots(ctx context.Context) (SnapshotTrio, error) {
 	var rows []DailySnapshot
 	if err := db.selectContext(ctx, &rows, `
 		SELECT d.day::timestamp AT TIME ZONE 'UTC' AS day, d.total_avs, d.total_operators, d.total_stakers, d.new_stakers,
 		       d.total_withdrawals, d.completed_withdrawals, d.total_deposits, d.tvl_eth::text AS tvl_eth,
 		       d.tvl_beacon_chain::text AS tvl_beacon_chain, d.tvl_restaking::text AS tvl_restaking,
-		       d.delegated_eth::text AS delegated_eth, d.deployment_ratio::text AS deployment_ratio
+		       d.delegated_eth::text AS delegated_eth, d.deployment_ratio::text AS deployment_ratio,
+		       COALESCE(e.supply::text, '') AS eth_supply,
+		       COALESCE(trim_scale(round(d.tvl_eth / e.supply, 18))::text, '') AS restaking_ratio
 		FROM daily_snapshots d
+		LEFT JOIN LATERAL (
+		    SELECT COALESCE(
+		        (SELECT supply FROM eth_supply_observations
+		         WHERE observed_at < (d.day + 1)::timestamp AT TIME ZONE 'UTC'
+		         ORDER BY observed_at DESC LIMIT 1),
+		        (SELECT supply FROM eth_supply_observations ORDER BY observed_at LIMIT 1)) AS supply
+		) e ON TRUE
 		WHERE d.day IN (
 			SELECT l.day - o.days
 			FROM (SELECT max(day) AS day FROM daily_snapshots) l

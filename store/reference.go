@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"time"
 
 	"github.com/lib/pq"
 
@@ -40,6 +41,21 @@ func (tx *Tx) UpsertTokens(ctx context.Context, tokens []Token) error {
 			t.Address, t.Symbol, t.Decimals, t.ETHPrice); err != nil {
 			return fmt.Errorf("upsert token %s: %w", t.Address, Classify(err))
 		}
+	}
+	return nil
+}
+
+// RecordETHSupply records the ETH supply (decimal text, in ETH) observed
+// at at, unless it equals the last one recorded: the table holds one row
+// per change. The restaking ratio divides the TVL by it.
+func (tx *Tx) RecordETHSupply(ctx context.Context, at time.Time, supply string) error {
+	if _, err := tx.execContext(ctx, `
+		INSERT INTO eth_supply_observations (observed_at, supply)
+		SELECT $1, $2::numeric
+		WHERE $2::numeric IS DISTINCT FROM (
+		    SELECT supply FROM eth_supply_observations ORDER BY observed_at DESC LIMIT 1)
+		ON CONFLICT (observed_at) DO UPDATE SET supply = EXCLUDED.supply`, at.UTC(), supply); err != nil {
+		return fmt.Errorf("record ETH supply: %w", Classify(err))
 	}
 	return nil
 }

@@ -116,3 +116,68 @@ func TestOperatorDaysEndAtTheOperators(t *testing.T) {
 		t.Errorf("only %d operators with stakers and AVS", checked)
 	}
 }
+
+// TestETHSupplyObservations checks that RecordETHSupply keeps one row per
+// change, refuses a supply that is not positive, and that each snapshot
+// day divides its TVL by the supply recorded last by the end of that day
+// (the first one before any was recorded).
+func TestETHSupplyObservations(t *testing.T) {
+	ctx := context.Background()
+	db := maintainedWorld(t)
+	storetest.SQL(t, db).MustExec(`DELETE FROM eth_supply_observations`)
+	trio, err := db.LatestSnapshots(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trio.Latest.RestakingRatio != "" || trio.Latest.ETHSupply != "" {
+		t.Fatalf("no supply recorded, yet ratio %q of supply %q", trio.Latest.RestakingRatio, trio.Latest.ETHSupply)
+	}
+	day := trio.Latest.Day
+	record := func(at time.Time, supply string) error {
+		return db.InTx(ctx, func(tx *store.Tx) error { return tx.RecordETHSupply(ctx, at, supply) })
+	}
+	for _, o := range []struct {
+		at     time.Time
+		supply string
+	}{
+		{day.Add(-36 * time.Hour), "120000000"},
+		{day.Add(-30 * time.Hour), "120000000.0"}, // no change: no row
+		{day.Add(-2 * time.Hour), "120000100.5"},  // by the end of the day before
+		{day.Add(3 * time.Hour), "120000200"},
+	} {
+		if err := record(o.at, o.supply); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bad := range []string{"0", "-1"} {
+		if err := record(day, bad); err == nil {
+			t.Errorf("supply %s recorded", bad)
+		}
+	}
+	var rows int
+	if err := storetest.SQL(t, db).GetContext(ctx, &rows, `SELECT count(*) FROM eth_supply_observations`); err != nil || rows != 3 {
+		t.Errorf("%d observations (%v); want 3", rows, err)
+	}
+	trio, err = db.LatestSnapshots(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		snap   store.DailySnapshot
+		supply float64
+	}{
+		{"latest", trio.Latest, 120000200},
+		{"day before", trio.DayBefore, 120000100.5},
+		{"week before", trio.WeekBefore, 120000000},
+	} {
+		if got, _ := strconv.ParseFloat(tc.snap.ETHSupply, 64); got != tc.supply {
+			t.Errorf("%s: supply %q, want %v", tc.name, tc.snap.ETHSupply, tc.supply)
+		}
+		tvl, _ := strconv.ParseFloat(tc.snap.TVLETH, 64)
+		ratio, _ := strconv.ParseFloat(tc.snap.RestakingRatio, 64)
+		if want := tvl / tc.supply; math.Abs(ratio-want) > 1e-15 || ratio <= 0 {
+			t.Errorf("%s: ratio %q, want %v / %v = %v", tc.name, tc.snap.RestakingRatio, tvl, tc.supply, want)
+		}
+	}
+}

@@ -75,6 +75,7 @@ type indexFlags struct {
 	confirmations uint64
 	contracts     string
 	prices        string
+	ethSupply     string
 	ipfsGateway   string
 	noMetadata    bool
 	callTimeout   time.Duration
@@ -101,6 +102,8 @@ func registerIndexFlags(fs *flag.FlagSet, c *cli, standalone bool) *indexFlags {
 	fs.Uint64Var(&f.confirmations, "confirmations", env("STAKEGRAPH_CONFIRMATIONS", 12), "stay this many `blocks` behind the node's head (env STAKEGRAPH_CONFIRMATIONS)")
 	fs.StringVar(&f.contracts, "contracts", c.getenv("STAKEGRAPH_CONTRACTS"), "JSON `file` overriding the network's contracts, start block and strategies (env STAKEGRAPH_CONTRACTS)")
 	fs.StringVar(&f.prices, "prices", envOr(c.getenv, "STAKEGRAPH_PRICES", "prices.json"), "JSON `file` of token ETH prices by token address; a missing file leaves prices unset (env STAKEGRAPH_PRICES)")
+	fs.StringVar(&f.ethSupply, "eth-supply", envOr(c.getenv, "STAKEGRAPH_ETH_SUPPLY", "eth-supply.json"),
+		"JSON `file` with the ETH supply, {\"ethSupply\": \"<ETH>\"}, for the restaking ratio; a missing file leaves it unknown (env STAKEGRAPH_ETH_SUPPLY)")
 	fs.StringVar(&f.ipfsGateway, "ipfs-gateway", envOr(c.getenv, "STAKEGRAPH_IPFS_GATEWAY", "https://ipfs.io/ipfs/"), "HTTP gateway `URL` prefix for ipfs:// metadata URIs (env STAKEGRAPH_IPFS_GATEWAY)")
 	fs.BoolVar(&f.noMetadata, "no-metadata", false, "do not fetch AVS and operator metadata documents")
 	fs.DurationVar(&f.callTimeout, "rpc-timeout", 30*time.Second, "`duration` one JSON-RPC call may take before it is retried")
@@ -158,6 +161,13 @@ func (f *indexFlags) build(ctx context.Context, c *cli, db *store.DB) (*indexer.
 			"prices", f.prices)
 	} else {
 		return nil, fmt.Errorf("price file: %w", err)
+	}
+	if _, err := os.Stat(f.ethSupply); err == nil {
+		cfg.ETHSupply = indexer.SupplyFile{Path: f.ethSupply}
+	} else if errors.Is(err, os.ErrNotExist) {
+		c.logger.Info("no ETH supply file; the restaking ratio stays unknown until one is recorded", "eth_supply", f.ethSupply)
+	} else {
+		return nil, fmt.Errorf("ETH supply file: %w", err)
 	}
 	if !f.noMetadata {
 		cfg.Metadata = indexer.NewMetadataFetcher(indexer.MetadataOptions{IPFSGateway: f.ipfsGateway, Logger: c.logger})

@@ -167,6 +167,18 @@ type RegistrationEventArgs struct {
 	Status RegistrationEventStatus `json:"status"`
 }
 
+// The restaking ratio: the total TVL in ETH divided by the ETH supply.
+type RestakingRatio struct {
+	// The ratio, between 0 and 1.
+	Ratio float64 `json:"ratio"`
+	// The change over the last day.
+	Change24h *Change `json:"change24h"`
+	// The change over the last 7 days.
+	Change7d *Change `json:"change7d"`
+	// The ETH supply the ratio divides by, in ETH, as recorded from the configured source.
+	EthSupply string `json:"ethSupply"`
+}
+
 // The combined TVL of all strategies, with a per-strategy breakdown.
 type RestakingTvl struct {
 	// Combined TVL of all strategies except EIGEN, in ETH.
