@@ -294,6 +294,11 @@ type ComplexityRoot struct {
 		Meta func(childComplexity int) int
 	}
 
+	GroupAmounts struct {
+		EigenStrategy       func(childComplexity int) int
+		EthAndLstStrategies func(childComplexity int) int
+	}
+
 	MaxMagnitude struct {
 		MaxMagnitude    func(childComplexity int) int
 		StrategyAddress func(childComplexity int) int
@@ -421,30 +426,42 @@ type ComplexityRoot struct {
 		Total func(childComplexity int) int
 	}
 
+	ProgrammaticIncentives struct {
+		AggregateApy            func(childComplexity int) int
+		EigenStrategyApy        func(childComplexity int) int
+		EthAndLstStrategiesApy  func(childComplexity int) int
+		TokenAddress            func(childComplexity int) int
+		TotalWeeklyRewardsEigen func(childComplexity int) int
+		WeekEnd                 func(childComplexity int) int
+		WeeklyIncentives        func(childComplexity int) int
+		WeeklyRewardsEigen      func(childComplexity int) int
+	}
+
 	Query struct {
-		Avs                func(childComplexity int, address string) int
-		AvsAddresses       func(childComplexity int, searchMode *model.SearchMode, searchByText *string, includeInvisible *bool, skip *int, take *int) int
-		AvsList            func(childComplexity int, searchMode *model.SearchMode, searchByText *string, sortByApy *model.SortOrder, sortByTvl *model.SortOrder, sortByTotalStakers *model.SortOrder, sortByTotalOperators *model.SortOrder, includeInvisible *bool, skip *int, take *int) int
-		DelegationEvents   func(childComplexity int, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, stakerAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) int
-		DepositEvents      func(childComplexity int, txHash *string, tokenAddress *string, strategyAddress *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) int
-		Deposits           func(childComplexity int, stakerAddress *string, tokenAddress *string, strategyAddress *string, skip *int, take *int) int
-		Metrics            func(childComplexity int) int
-		Operator           func(childComplexity int, address string) int
-		OperatorSet        func(childComplexity int, avs string, id int) int
-		OperatorSets       func(childComplexity int, avs *string, skip *int, take *int) int
-		Operators          func(childComplexity int, searchMode *model.SearchMode, searchByText *string, sortByApy *model.SortOrder, sortByTvl *model.SortOrder, sortByTotalAvs *model.SortOrder, sortByTotalStakers *model.SortOrder, skip *int, take *int) int
-		RegistrationEvents func(childComplexity int, txHash *string, status *model.RegistrationEventStatus, avsAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) int
-		RewardStrategies   func(childComplexity int) int
-		RewardsEvents      func(childComplexity int, txHash *string, rewardsSubmissionHash *string, rewardsSubmissionToken *string, avsAddress *string, startAt *string, endAt *string, skip *int, take *int) int
-		RewardsSubmission  func(childComplexity int, rewardsSubmissionHash string) int
-		Slashings          func(childComplexity int, avs *string, operator *string, strategy *string, startAt *string, endAt *string, skip *int, take *int) int
-		Staker             func(childComplexity int, address string) int
-		Stakers            func(childComplexity int, updatedSince *string, skip *int, take *int) int
-		Strategies         func(childComplexity int) int
-		Strategy           func(childComplexity int, address string) int
-		Withdrawal         func(childComplexity int, withdrawalRoot string) int
-		WithdrawalEvents   func(childComplexity int, txHash *string, typeArg *model.WithdrawalEventType, withdrawalRoot *string, delegatedTo *string, withdrawer *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) int
-		Withdrawals        func(childComplexity int, stakerAddress *string, delegatedTo *string, strategyAddress *string, status *model.WithdrawalStatus, skip *int, take *int) int
+		Avs                    func(childComplexity int, address string) int
+		AvsAddresses           func(childComplexity int, searchMode *model.SearchMode, searchByText *string, includeInvisible *bool, skip *int, take *int) int
+		AvsList                func(childComplexity int, searchMode *model.SearchMode, searchByText *string, sortByApy *model.SortOrder, sortByTvl *model.SortOrder, sortByTotalStakers *model.SortOrder, sortByTotalOperators *model.SortOrder, includeInvisible *bool, skip *int, take *int) int
+		DelegationEvents       func(childComplexity int, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, stakerAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) int
+		DepositEvents          func(childComplexity int, txHash *string, tokenAddress *string, strategyAddress *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) int
+		Deposits               func(childComplexity int, stakerAddress *string, tokenAddress *string, strategyAddress *string, skip *int, take *int) int
+		Metrics                func(childComplexity int) int
+		Operator               func(childComplexity int, address string) int
+		OperatorSet            func(childComplexity int, avs string, id int) int
+		OperatorSets           func(childComplexity int, avs *string, skip *int, take *int) int
+		Operators              func(childComplexity int, searchMode *model.SearchMode, searchByText *string, sortByApy *model.SortOrder, sortByTvl *model.SortOrder, sortByTotalAvs *model.SortOrder, sortByTotalStakers *model.SortOrder, skip *int, take *int) int
+		ProgrammaticIncentives func(childComplexity int, holdings []*model.TokenHoldingInput) int
+		RegistrationEvents     func(childComplexity int, txHash *string, status *model.RegistrationEventStatus, avsAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) int
+		RewardStrategies       func(childComplexity int) int
+		RewardsEvents          func(childComplexity int, txHash *string, rewardsSubmissionHash *string, rewardsSubmissionToken *string, avsAddress *string, startAt *string, endAt *string, skip *int, take *int) int
+		RewardsSubmission      func(childComplexity int, rewardsSubmissionHash string) int
+		Slashings              func(childComplexity int, avs *string, operator *string, strategy *string, startAt *string, endAt *string, skip *int, take *int) int
+		Staker                 func(childComplexity int, address string) int
+		Stakers                func(childComplexity int, updatedSince *string, skip *int, take *int) int
+		Strategies             func(childComplexity int) int
+		Strategy               func(childComplexity int, address string) int
+		Withdrawal             func(childComplexity int, withdrawalRoot string) int
+		WithdrawalEvents       func(childComplexity int, txHash *string, typeArg *model.WithdrawalEventType, withdrawalRoot *string, delegatedTo *string, withdrawer *string, stakerAddress *string, startAt *string, endAt *string, skip *int, take *int) int
+		Withdrawals            func(childComplexity int, stakerAddress *string, delegatedTo *string, strategyAddress *string, status *model.WithdrawalStatus, skip *int, take *int) int
 	}
 
 	RegistrationEvent struct {
@@ -914,6 +931,7 @@ type QueryResolver interface {
 	Strategy(ctx context.Context, address string) (*model.Strategy, error)
 	RewardsSubmission(ctx context.Context, rewardsSubmissionHash string) (*model.RewardsSubmission, error)
 	RewardStrategies(ctx context.Context) (*model.RewardStrategies, error)
+	ProgrammaticIncentives(ctx context.Context, holdings []*model.TokenHoldingInput) (*model.ProgrammaticIncentives, error)
 	Metrics(ctx context.Context) (*model.Metrics, error)
 	DelegationEvents(ctx context.Context, txHash *string, typeArg *model.DelegationEventType, strategyAddress *string, stakerAddress *string, operatorAddress *string, startAt *string, endAt *string, skip *int, take *int) (*model.DelegationEventPage, error)
 	Deposits(ctx context.Context, stakerAddress *string, tokenAddress *string, strategyAddress *string, skip *int, take *int) (*model.DepositPage, error)
@@ -1994,6 +2012,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DepositPage.Meta(childComplexity), true
 
+	case "GroupAmounts.eigenStrategy":
+		if e.ComplexityRoot.GroupAmounts.EigenStrategy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupAmounts.EigenStrategy(childComplexity), true
+	case "GroupAmounts.ethAndLstStrategies":
+		if e.ComplexityRoot.GroupAmounts.EthAndLstStrategies == nil {
+			break
+		}
+
+		return e.ComplexityRoot.GroupAmounts.EthAndLstStrategies(childComplexity), true
+
 	case "MaxMagnitude.maxMagnitude":
 		if e.ComplexityRoot.MaxMagnitude.MaxMagnitude == nil {
 			break
@@ -2632,6 +2663,55 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PageMeta.Total(childComplexity), true
 
+	case "ProgrammaticIncentives.aggregateApy":
+		if e.ComplexityRoot.ProgrammaticIncentives.AggregateApy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProgrammaticIncentives.AggregateApy(childComplexity), true
+	case "ProgrammaticIncentives.eigenStrategyApy":
+		if e.ComplexityRoot.ProgrammaticIncentives.EigenStrategyApy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProgrammaticIncentives.EigenStrategyApy(childComplexity), true
+	case "ProgrammaticIncentives.ethAndLstStrategiesApy":
+		if e.ComplexityRoot.ProgrammaticIncentives.EthAndLstStrategiesApy == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProgrammaticIncentives.EthAndLstStrategiesApy(childComplexity), true
+	case "ProgrammaticIncentives.tokenAddress":
+		if e.ComplexityRoot.ProgrammaticIncentives.TokenAddress == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProgrammaticIncentives.TokenAddress(childComplexity), true
+	case "ProgrammaticIncentives.totalWeeklyRewardsEigen":
+		if e.ComplexityRoot.ProgrammaticIncentives.TotalWeeklyRewardsEigen == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProgrammaticIncentives.TotalWeeklyRewardsEigen(childComplexity), true
+	case "ProgrammaticIncentives.weekEnd":
+		if e.ComplexityRoot.ProgrammaticIncentives.WeekEnd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProgrammaticIncentives.WeekEnd(childComplexity), true
+	case "ProgrammaticIncentives.weeklyIncentives":
+		if e.ComplexityRoot.ProgrammaticIncentives.WeeklyIncentives == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProgrammaticIncentives.WeeklyIncentives(childComplexity), true
+	case "ProgrammaticIncentives.weeklyRewardsEigen":
+		if e.ComplexityRoot.ProgrammaticIncentives.WeeklyRewardsEigen == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ProgrammaticIncentives.WeeklyRewardsEigen(childComplexity), true
+
 	case "Query.avs":
 		if e.ComplexityRoot.Query.Avs == nil {
 			break
@@ -2749,6 +2829,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Operators(childComplexity, args["searchMode"].(*model.SearchMode), args["searchByText"].(*string), args["sortByApy"].(*model.SortOrder), args["sortByTvl"].(*model.SortOrder), args["sortByTotalAvs"].(*model.SortOrder), args["sortByTotalStakers"].(*model.SortOrder), args["skip"].(*int), args["take"].(*int)), true
+	case "Query.programmaticIncentives":
+		if e.ComplexityRoot.Query.ProgrammaticIncentives == nil {
+			break
+		}
+
+		args, err := ec.field_Query_programmaticIncentives_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ProgrammaticIncentives(childComplexity, args["holdings"].([]*model.TokenHoldingInput)), true
 	case "Query.registrationEvents":
 		if e.ComplexityRoot.Query.RegistrationEvents == nil {
 			break
@@ -4234,7 +4325,9 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	inputUnmarshalMap := graphql.BuildUnmarshalerMap()
+	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputTokenHoldingInput,
+	)
 	first := true
 
 	switch opCtx.Operation.Operation {
@@ -4635,6 +4728,28 @@ type Query {
 
   "Strategies that have been rewarded, with their reward tokens. Matches ` + "`" + `GET /rewards/strategies` + "`" + `."
   rewardStrategies: RewardStrategies!
+
+  """
+  EigenLayer's programmatic incentives as the chain states them, with the
+  weekly incentives that holdings would earn. Matches
+  ` + "`" + `GET /rewards/programmatic-incentives` + "`" + `.
+
+  The figures are those of the latest week that the started submissions
+  for all stakers and for all earners cover, in the token of the latest one
+  (EIGEN on mainnet): each contributes its amount × its time in that week ÷
+  its duration, split across its strategies by multiplier. The EIGEN
+  strategies form one group, the ETH and liquid staking token strategies
+  the other; a group's APY is its stakers' weekly incentives in ETH (after
+  the RewardsCoordinator's default operator split, 10% unless changed),
+  times 365/7, over the ETH value of the shares of the group's strategies,
+  in percent. A holding earns its group's weekly incentives in proportion
+  to its ETH value. The incentive token's ETH price comes from the price
+  source, as every price does.
+  """
+  programmaticIncentives(
+    "Token holdings to estimate the weekly incentives of, at most 100."
+    holdings: [TokenHoldingInput!]
+  ): ProgrammaticIncentives!
 
   "Ecosystem-wide metrics. Its scalar fields match ` + "`" + `GET /metrics` + "`" + `; its object fields match the other ` + "`" + `/metrics` + "`" + ` routes."
   metrics: Metrics!
@@ -5752,6 +5867,42 @@ type SlashedStrategy {
   sharesBurned: BigInt!
 }
 
+"An amount of a token, in its smallest unit."
+input TokenHoldingInput {
+  "The token address."
+  tokenAddress: Address!
+  "The amount in the token's smallest unit, a non-negative integer below 2^256."
+  amount: BigInt!
+}
+
+"EigenLayer's programmatic incentives: the APY of each group of strategies and what holdings earn."
+type ProgrammaticIncentives {
+  "The APY of the EIGEN strategies, in percent, as decimal text."
+  eigenStrategyApy: String!
+  "The APY of the ETH and liquid staking token strategies, in percent, as decimal text."
+  ethAndLstStrategiesApy: String!
+  "The APY of the holdings together, in percent, as decimal text; null without holdings."
+  aggregateApy: String
+  "The weekly incentives the holdings earn, in the incentive token's smallest unit; null without holdings."
+  totalWeeklyRewardsEigen: BigInt
+  "The weekly incentives the holdings earn in each group (0 without holdings)."
+  weeklyRewardsEigen: GroupAmounts!
+  "What the week pays each group's stakers and operators together, in the incentive token's smallest unit."
+  weeklyIncentives: GroupAmounts!
+  "The incentive token; null when no incentive was ever submitted."
+  tokenAddress: Address
+  "The end of the week the figures are of; null when no incentive was ever submitted."
+  weekEnd: DateTime
+}
+
+"An amount for each group of strategies."
+type GroupAmounts {
+  "The EIGEN strategies' amount."
+  eigenStrategy: BigInt!
+  "The ETH and liquid staking token strategies' amount."
+  ethAndLstStrategies: BigInt!
+}
+
 "Strategies with their reward tokens."
 type RewardStrategies {
   "Each rewarded strategy with the tokens it was rewarded in."
@@ -6845,6 +6996,16 @@ func (ec *executionContext) childFields_DepositPage(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type DepositPage", field.Name)
 }
 
+func (ec *executionContext) childFields_GroupAmounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "eigenStrategy":
+		return ec.fieldContext_GroupAmounts_eigenStrategy(ctx, field)
+	case "ethAndLstStrategies":
+		return ec.fieldContext_GroupAmounts_ethAndLstStrategies(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type GroupAmounts", field.Name)
+}
+
 func (ec *executionContext) childFields_MaxMagnitude(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "strategyAddress":
@@ -7097,6 +7258,28 @@ func (ec *executionContext) childFields_PageMeta(ctx context.Context, field grap
 		return ec.fieldContext_PageMeta_take(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageMeta", field.Name)
+}
+
+func (ec *executionContext) childFields_ProgrammaticIncentives(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "eigenStrategyApy":
+		return ec.fieldContext_ProgrammaticIncentives_eigenStrategyApy(ctx, field)
+	case "ethAndLstStrategiesApy":
+		return ec.fieldContext_ProgrammaticIncentives_ethAndLstStrategiesApy(ctx, field)
+	case "aggregateApy":
+		return ec.fieldContext_ProgrammaticIncentives_aggregateApy(ctx, field)
+	case "totalWeeklyRewardsEigen":
+		return ec.fieldContext_ProgrammaticIncentives_totalWeeklyRewardsEigen(ctx, field)
+	case "weeklyRewardsEigen":
+		return ec.fieldContext_ProgrammaticIncentives_weeklyRewardsEigen(ctx, field)
+	case "weeklyIncentives":
+		return ec.fieldContext_ProgrammaticIncentives_weeklyIncentives(ctx, field)
+	case "tokenAddress":
+		return ec.fieldContext_ProgrammaticIncentives_tokenAddress(ctx, field)
+	case "weekEnd":
+		return ec.fieldContext_ProgrammaticIncentives_weekEnd(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ProgrammaticIncentives", field.Name)
 }
 
 func (ec *executionContext) childFields_RegistrationEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9054,6 +9237,20 @@ func (ec *executionContext) field_Query_operators_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["take"] = arg7
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_programmaticIncentives_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "holdings",
+		func(ctx context.Context, v any) ([]*model.TokenHoldingInput, error) {
+			return ec.unmarshalOTokenHoldingInput2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTokenHoldingInputᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["holdings"] = arg0
 	return args, nil
 }
 
@@ -13768,6 +13965,52 @@ func (ec *executionContext) fieldContext_DepositPage_meta(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _GroupAmounts_eigenStrategy(ctx context.Context, field graphql.CollectedField, obj *model.GroupAmounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupAmounts_eigenStrategy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EigenStrategy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupAmounts_eigenStrategy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupAmounts", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _GroupAmounts_ethAndLstStrategies(ctx context.Context, field graphql.CollectedField, obj *model.GroupAmounts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_GroupAmounts_ethAndLstStrategies(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthAndLstStrategies, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNBigInt2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_GroupAmounts_ethAndLstStrategies(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("GroupAmounts", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
 func (ec *executionContext) _MaxMagnitude_strategyAddress(ctx context.Context, field graphql.CollectedField, obj *model.MaxMagnitude) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16422,6 +16665,208 @@ func (ec *executionContext) fieldContext_PageMeta_take(_ context.Context, field 
 	return graphql.NewScalarFieldContext("PageMeta", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _ProgrammaticIncentives_eigenStrategyApy(ctx context.Context, field graphql.CollectedField, obj *model.ProgrammaticIncentives) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProgrammaticIncentives_eigenStrategyApy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EigenStrategyApy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProgrammaticIncentives_eigenStrategyApy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProgrammaticIncentives", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProgrammaticIncentives_ethAndLstStrategiesApy(ctx context.Context, field graphql.CollectedField, obj *model.ProgrammaticIncentives) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProgrammaticIncentives_ethAndLstStrategiesApy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EthAndLstStrategiesApy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProgrammaticIncentives_ethAndLstStrategiesApy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProgrammaticIncentives", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProgrammaticIncentives_aggregateApy(ctx context.Context, field graphql.CollectedField, obj *model.ProgrammaticIncentives) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProgrammaticIncentives_aggregateApy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AggregateApy, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProgrammaticIncentives_aggregateApy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProgrammaticIncentives", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _ProgrammaticIncentives_totalWeeklyRewardsEigen(ctx context.Context, field graphql.CollectedField, obj *model.ProgrammaticIncentives) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProgrammaticIncentives_totalWeeklyRewardsEigen(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalWeeklyRewardsEigen, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOBigInt2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProgrammaticIncentives_totalWeeklyRewardsEigen(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProgrammaticIncentives", field, false, false, errors.New("field of type BigInt does not have child fields"))
+}
+
+func (ec *executionContext) _ProgrammaticIncentives_weeklyRewardsEigen(ctx context.Context, field graphql.CollectedField, obj *model.ProgrammaticIncentives) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProgrammaticIncentives_weeklyRewardsEigen(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WeeklyRewardsEigen, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GroupAmounts) graphql.Marshaler {
+			return ec.marshalNGroupAmounts2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐGroupAmounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProgrammaticIncentives_weeklyRewardsEigen(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProgrammaticIncentives",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupAmounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProgrammaticIncentives_weeklyIncentives(ctx context.Context, field graphql.CollectedField, obj *model.ProgrammaticIncentives) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProgrammaticIncentives_weeklyIncentives(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WeeklyIncentives, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.GroupAmounts) graphql.Marshaler {
+			return ec.marshalNGroupAmounts2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐGroupAmounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ProgrammaticIncentives_weeklyIncentives(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ProgrammaticIncentives",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_GroupAmounts(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ProgrammaticIncentives_tokenAddress(ctx context.Context, field graphql.CollectedField, obj *model.ProgrammaticIncentives) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProgrammaticIncentives_tokenAddress(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TokenAddress, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOAddress2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProgrammaticIncentives_tokenAddress(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProgrammaticIncentives", field, false, false, errors.New("field of type Address does not have child fields"))
+}
+
+func (ec *executionContext) _ProgrammaticIncentives_weekEnd(ctx context.Context, field graphql.CollectedField, obj *model.ProgrammaticIncentives) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ProgrammaticIncentives_weekEnd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WeekEnd, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ProgrammaticIncentives_weekEnd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ProgrammaticIncentives", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
 func (ec *executionContext) _Query_avsList(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17098,6 +17543,50 @@ func (ec *executionContext) fieldContext_Query_rewardStrategies(_ context.Contex
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_RewardStrategies(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_programmaticIncentives(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_programmaticIncentives(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ProgrammaticIncentives(ctx, fc.Args["holdings"].([]*model.TokenHoldingInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ProgrammaticIncentives) graphql.Marshaler {
+			return ec.marshalNProgrammaticIncentives2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐProgrammaticIncentives(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_programmaticIncentives(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ProgrammaticIncentives(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_programmaticIncentives_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -24149,6 +24638,43 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputTokenHoldingInput(ctx context.Context, obj any) (model.TokenHoldingInput, error) {
+	var it model.TokenHoldingInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"tokenAddress", "amount"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "tokenAddress":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tokenAddress"))
+			data, err := ec.unmarshalNAddress2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TokenAddress = data
+		case "amount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("amount"))
+			data, err := ec.unmarshalNBigInt2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Amount = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -26586,6 +27112,51 @@ func (ec *executionContext) _DepositPage(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var groupAmountsImplementors = []string{"GroupAmounts"}
+
+func (ec *executionContext) _GroupAmounts(ctx context.Context, sel ast.SelectionSet, obj *model.GroupAmounts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, groupAmountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("GroupAmounts")
+		case "eigenStrategy":
+			out.Values[i] = ec._GroupAmounts_eigenStrategy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ethAndLstStrategies":
+			out.Values[i] = ec._GroupAmounts_ethAndLstStrategies(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var maxMagnitudeImplementors = []string{"MaxMagnitude"}
 
 func (ec *executionContext) _MaxMagnitude(ctx context.Context, sel ast.SelectionSet, obj *model.MaxMagnitude) graphql.Marshaler {
@@ -28880,6 +29451,81 @@ func (ec *executionContext) _PageMeta(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var programmaticIncentivesImplementors = []string{"ProgrammaticIncentives"}
+
+func (ec *executionContext) _ProgrammaticIncentives(ctx context.Context, sel ast.SelectionSet, obj *model.ProgrammaticIncentives) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, programmaticIncentivesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ProgrammaticIncentives")
+		case "eigenStrategyApy":
+			out.Values[i] = ec._ProgrammaticIncentives_eigenStrategyApy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "ethAndLstStrategiesApy":
+			out.Values[i] = ec._ProgrammaticIncentives_ethAndLstStrategiesApy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "aggregateApy":
+			out.Values[i] = ec._ProgrammaticIncentives_aggregateApy(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "totalWeeklyRewardsEigen":
+			out.Values[i] = ec._ProgrammaticIncentives_totalWeeklyRewardsEigen(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "weeklyRewardsEigen":
+			out.Values[i] = ec._ProgrammaticIncentives_weeklyRewardsEigen(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "weeklyIncentives":
+			out.Values[i] = ec._ProgrammaticIncentives_weeklyIncentives(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tokenAddress":
+			out.Values[i] = ec._ProgrammaticIncentives_tokenAddress(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "weekEnd":
+			out.Values[i] = ec._ProgrammaticIncentives_weekEnd(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -29240,6 +29886,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_rewardStrategies(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "programmaticIncentives":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_programmaticIncentives(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -33903,6 +34571,16 @@ func (ec *executionContext) marshalNFloat2githubᚗcomᚋstakegraphᚋstakegraph
 	return v
 }
 
+func (ec *executionContext) marshalNGroupAmounts2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐGroupAmounts(ctx context.Context, sel ast.SelectionSet, v *model.GroupAmounts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._GroupAmounts(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -34107,6 +34785,16 @@ func (ec *executionContext) marshalNPageMeta2ᚖgithubᚗcomᚋstakegraphᚋstak
 		return graphql.Null
 	}
 	return ec._PageMeta(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNProgrammaticIncentives2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐProgrammaticIncentives(ctx context.Context, sel ast.SelectionSet, v *model.ProgrammaticIncentives) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ProgrammaticIncentives(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNRegistrationEvent2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐRegistrationEventᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RegistrationEvent) graphql.Marshaler {
@@ -34754,6 +35442,11 @@ func (ec *executionContext) marshalNTokenApy2ᚖgithubᚗcomᚋstakegraphᚋstak
 		return graphql.Null
 	}
 	return ec._TokenApy(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNTokenHoldingInput2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTokenHoldingInput(ctx context.Context, v any) (*model.TokenHoldingInput, error) {
+	res, err := ec.unmarshalInputTokenHoldingInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNTotalCount2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTotalCount(ctx context.Context, sel ast.SelectionSet, v *model.TotalCount) graphql.Marshaler {
@@ -35459,6 +36152,23 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOTokenHoldingInput2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTokenHoldingInputᚄ(ctx context.Context, v any) ([]*model.TokenHoldingInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.TokenHoldingInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNTokenHoldingInput2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTokenHoldingInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) marshalOTvlHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐTvlHistory(ctx context.Context, sel ast.SelectionSet, v *model.TvlHistory) graphql.Marshaler {

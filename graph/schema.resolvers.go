@@ -860,6 +860,11 @@ func (r *queryResolver) RewardStrategies(ctx context.Context) (*model.RewardStra
 	return &model.RewardStrategies{Strategies: mapList(rows, strategyRewardTokensFromStore), Total: len(rows)}, nil
 }
 
+// ProgrammaticIncentives is the resolver for the programmaticIncentives field.
+func (r *queryResolver) ProgrammaticIncentives(ctx context.Context, holdings []*model.TokenHoldingInput) (*model.ProgrammaticIncentives, error) {
+	return programmaticIncentives(ctx, holdings)
+}
+
 // Metrics is the resolver for the metrics field.
 func (r *queryResolver) Metrics(ctx context.Context) (*model.Metrics, error) {
 	return &model.Metrics{}, nil

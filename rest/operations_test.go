@@ -43,6 +43,7 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"total_stakers":            totalStakersOp,
 		"deployment_ratio":         deploymentRatioOp,
 		"restaking_ratio":          restakingRatioOp,
+		"programmatic_incentives":  programmaticIncentivesOp,
 		"historical_count":         historicalCountOp,
 		"historical_tvl":           historicalTVLOp,
 		"reward_strategies":        rewardStrategiesOp,

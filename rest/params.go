@@ -2,6 +2,7 @@ package rest
 
 import (
 	"fmt"
+	"math/big"
 	"net/url"
 	"strconv"
 	"strings"
@@ -153,6 +154,36 @@ func (p *params) Address(name string) *string {
 	}
 	v = strings.ToLower(v)
 	return &v
+}
+
+// List reads a comma-separated list of at most max values, each of which
+// valid accepts (want describes them), or nil when absent.
+func (p *params) List(name string, max int, valid func(string) bool, want string) []string {
+	v, ok := p.raw(name)
+	if !ok {
+		return nil
+	}
+	items := strings.Split(v, ",")
+	if len(items) > max {
+		p.fail(name, v, fmt.Sprintf("at most %d comma-separated %s", max, want))
+		return nil
+	}
+	for _, item := range items {
+		if !valid(item) {
+			p.fail(name, v, "comma-separated "+want)
+			return nil
+		}
+	}
+	return items
+}
+
+// isUint256 says whether s is a decimal integer in [0, 2^256).
+func isUint256(s string) bool {
+	if s == "" || len(s) > 78 || strings.Trim(s, "0123456789") != "" {
+		return false
+	}
+	n, ok := new(big.Int).SetString(s, 10)
+	return ok && n.BitLen() <= 256
 }
 
 // Hash reads a 0x-prefixed 32-byte hex hash and returns it lowercase, or nil

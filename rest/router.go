@@ -134,6 +134,7 @@ func NewHandler(cfg Config) http.Handler {
 		r.Get("/metrics/historical/withdrawals", h.historicalValue("withdrawals"))
 		r.Get("/metrics/total-deposits", h.totalCount("deposits"))
 		r.Get("/rewards/strategies", h.rewardStrategies)
+		r.Get("/rewards/programmatic-incentives", h.programmaticIncentives)
 		r.Get("/events/delegation", h.serveFeed(delegationFeed("")))
 		r.Get("/events/deposit", h.serveFeed(depositFeed("")))
 		r.Get("/events/withdrawal", h.serveFeed(withdrawalFeed("")))

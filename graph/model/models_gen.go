@@ -100,6 +100,14 @@ type DeploymentRatio struct {
 	Change7d *Change `json:"change7d"`
 }
 
+// An amount for each group of strategies.
+type GroupAmounts struct {
+	// The EIGEN strategies' amount.
+	EigenStrategy string `json:"eigenStrategy"`
+	// The ETH and liquid staking token strategies' amount.
+	EthAndLstStrategies string `json:"ethAndLstStrategies"`
+}
+
 // An operator's max magnitude in one strategy.
 type MaxMagnitude struct {
 	// The strategy address.
@@ -134,6 +142,26 @@ type OperatorRewards struct {
 	RewardTokens []string `json:"rewardTokens"`
 	// The rewarded strategies, by address.
 	RewardStrategies []string `json:"rewardStrategies"`
+}
+
+// EigenLayer's programmatic incentives: the APY of each group of strategies and what holdings earn.
+type ProgrammaticIncentives struct {
+	// The APY of the EIGEN strategies, in percent, as decimal text.
+	EigenStrategyApy string `json:"eigenStrategyApy"`
+	// The APY of the ETH and liquid staking token strategies, in percent, as decimal text.
+	EthAndLstStrategiesApy string `json:"ethAndLstStrategiesApy"`
+	// The APY of the holdings together, in percent, as decimal text; null without holdings.
+	AggregateApy *string `json:"aggregateApy,omitempty"`
+	// The weekly incentives the holdings earn, in the incentive token's smallest unit; null without holdings.
+	TotalWeeklyRewardsEigen *string `json:"totalWeeklyRewardsEigen,omitempty"`
+	// The weekly incentives the holdings earn in each group (0 without holdings).
+	WeeklyRewardsEigen *GroupAmounts `json:"weeklyRewardsEigen"`
+	// What the week pays each group's stakers and operators together, in the incentive token's smallest unit.
+	WeeklyIncentives *GroupAmounts `json:"weeklyIncentives"`
+	// The incentive token; null when no incentive was ever submitted.
+	TokenAddress *string `json:"tokenAddress,omitempty"`
+	// The end of the week the figures are of; null when no incentive was ever submitted.
+	WeekEnd *time.Time `json:"weekEnd,omitempty"`
 }
 
 // The root of the graph. Root lists mirror the REST lists, with the same filters,
@@ -306,6 +334,14 @@ type TokenApy struct {
 	TokenAddress string `json:"tokenAddress"`
 	// The APY in percent.
 	Apy float64 `json:"apy"`
+}
+
+// An amount of a token, in its smallest unit.
+type TokenHoldingInput struct {
+	// The token address.
+	TokenAddress string `json:"tokenAddress"`
+	// The amount in the token's smallest unit, a non-negative integer below 2^256.
+	Amount string `json:"amount"`
 }
 
 // A count as of the latest daily snapshot, with its changes since the snapshots one and seven days before.
