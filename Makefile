@@ -68,7 +68,7 @@ GOTESTSUM = $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-e
 .PHONY: test
 test: postgres chromium vet fmt-check ## Vet, check formatting and run every test with the race detector.
 	@jsonfile=$$(mktemp); trap 'rm -f "$$jsonfile"' EXIT; \
-	$(GOTESTSUM) -- -race -count=1 ./...
+	$(GOTESTSUM) -- -race -count=1 -timeout 30m ./...
 
 # The packages whose tests wait on timers, caches and concurrent work.
 STRESS_PACKAGES := ./graph ./indexer ./httpcache ./apikey
