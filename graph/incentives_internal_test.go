@@ -66,7 +66,6 @@ func TestIncentivesFromStore(t *testing.T) {
 	})
 }
 
-
 func checkIncentives(t *testing.T, name string, got, want *model.ProgrammaticIncentives) {
 	t.Helper()
 	str := func(p *string) string {

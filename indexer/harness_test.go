@@ -181,6 +181,9 @@ func (w *world) script() {
 	c.Commit()
 }
 
+// testETHSupply is the ETH supply source of the test indexers.
+const testETHSupply = StaticSupply("120450000.5")
+
 // config returns an indexer configuration for the world with small ranges
 // (so that the history spans several batches) and quick retries.
 func (w *world) config(now time.Time) Config {
@@ -196,7 +199,7 @@ func (w *world) config(now time.Time) Config {
 			lowerHex(w.token2.Address):      "0.5",
 			lowerHex(w.rewardToken.Address): "0.001",
 		},
-		ETHSupply: StaticSupply("120450000.5"),
+		ETHSupply: testETHSupply,
 		Metadata: NewMetadataFetcher(MetadataOptions{
 			AllowPrivateAddresses: true, Attempts: 2, Backoff: time.Millisecond, Timeout: 2 * time.Second,
 		}),

@@ -77,10 +77,11 @@ func runIndexerChild() int {
 	now := time.Unix(nowUnix, 0)
 	cfg := Config{
 		Network: network, InitialRange: 3, MaxRange: 4, TargetLogs: 1000, ReorgWindow: 1000,
-		Prices:   prices,
-		Metadata: NewMetadataFetcher(MetadataOptions{AllowPrivateAddresses: true, Attempts: 2, Backoff: time.Millisecond}),
-		Logger:   logger,
-		Now:      func() time.Time { return now },
+		Prices:    prices,
+		ETHSupply: testETHSupply,
+		Metadata:  NewMetadataFetcher(MetadataOptions{AllowPrivateAddresses: true, Attempts: 2, Backoff: time.Millisecond}),
+		Logger:    logger,
+		Now:       func() time.Time { return now },
 		beforeCommit: func(context.Context, uint64) error {
 			batches++
 			if batches == pauseAt {
