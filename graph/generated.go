@@ -122,6 +122,10 @@ type ComplexityRoot struct {
 		Meta func(childComplexity int) int
 	}
 
+	AvsHistory struct {
+		Data func(childComplexity int) int
+	}
+
 	AvsOperator struct {
 		Address             func(childComplexity int) int
 		Avs                 func(childComplexity int) int
@@ -156,6 +160,13 @@ type ComplexityRoot struct {
 	AvsPage struct {
 		Data func(childComplexity int) int
 		Meta func(childComplexity int) int
+	}
+
+	AvsPoint struct {
+		Timestamp      func(childComplexity int) int
+		TotalOperators func(childComplexity int) int
+		TotalStakers   func(childComplexity int) int
+		TvlEth         func(childComplexity int) int
 	}
 
 	AvsRegistration struct {
@@ -305,6 +316,7 @@ type ComplexityRoot struct {
 	}
 
 	Metrics struct {
+		AvsHistory         func(childComplexity int, avsAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
 		BeaconChainTvl     func(childComplexity int) int
 		CountHistory       func(childComplexity int, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) int
 		DeploymentRatio    func(childComplexity int) int
@@ -874,6 +886,7 @@ type MetricsResolver interface {
 	DeploymentRatio(ctx context.Context, obj *model.Metrics) (*model.DeploymentRatio, error)
 	RestakingRatio(ctx context.Context, obj *model.Metrics) (*model.RestakingRatio, error)
 	OperatorHistory(ctx context.Context, obj *model.Metrics, operatorAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.OperatorHistory, error)
+	AvsHistory(ctx context.Context, obj *model.Metrics, avsAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.AvsHistory, error)
 	Total(ctx context.Context, obj *model.Metrics, series model.CountSeries) (*model.TotalCount, error)
 	TotalTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
 	BeaconChainTvl(ctx context.Context, obj *model.Metrics) (*model.TvlChange, error)
@@ -1315,6 +1328,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AvsAddressPage.Meta(childComplexity), true
 
+	case "AvsHistory.data":
+		if e.ComplexityRoot.AvsHistory.Data == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AvsHistory.Data(childComplexity), true
+
 	case "AvsOperator.address":
 		if e.ComplexityRoot.AvsOperator.Address == nil {
 			break
@@ -1479,6 +1499,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AvsPage.Meta(childComplexity), true
+
+	case "AvsPoint.timestamp":
+		if e.ComplexityRoot.AvsPoint.Timestamp == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AvsPoint.Timestamp(childComplexity), true
+	case "AvsPoint.totalOperators":
+		if e.ComplexityRoot.AvsPoint.TotalOperators == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AvsPoint.TotalOperators(childComplexity), true
+	case "AvsPoint.totalStakers":
+		if e.ComplexityRoot.AvsPoint.TotalStakers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AvsPoint.TotalStakers(childComplexity), true
+	case "AvsPoint.tvlEth":
+		if e.ComplexityRoot.AvsPoint.TvlEth == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AvsPoint.TvlEth(childComplexity), true
 
 	case "AvsRegistration.avs":
 		if e.ComplexityRoot.AvsRegistration.Avs == nil {
@@ -2038,6 +2083,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MaxMagnitude.StrategyAddress(childComplexity), true
 
+	case "Metrics.avsHistory":
+		if e.ComplexityRoot.Metrics.AvsHistory == nil {
+			break
+		}
+
+		args, err := ec.field_Metrics_avsHistory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Metrics.AvsHistory(childComplexity, args["avsAddress"].(string), args["frequency"].(*string), args["variant"].(*model.CountVariant), args["startAt"].(*string), args["endAt"].(*string)), true
 	case "Metrics.beaconChainTvl":
 		if e.ComplexityRoot.Metrics.BeaconChainTvl == nil {
 			break
@@ -5989,6 +6045,27 @@ type Metrics {
     endAt: String
   ): OperatorHistory
   """
+  One AVS's TVL in ETH, stakers and operators over time, derived from
+  events by the rules of the AVS's current figures, with the range rules of
+  ` + "`" + `stakerCountHistory` + "`" + `; null when there is no such AVS. The TVL values the
+  active operators' delegated shares in the strategies the AVS restakes now
+  (every strategy but EIGEN) at the current rates and prices; a staker
+  counts while delegated to an active operator with positive shares in one
+  of those strategies. Matches ` + "`" + `GET /metrics/historical/avs/{address}` + "`" + `.
+  """
+  avsHistory(
+    "The AVS address."
+    avsAddress: Address!
+    "The bucket length: ` + "`" + `1d` + "`" + ` or ` + "`" + `7d` + "`" + `."
+    frequency: String = "1d"
+    "Whether each value is the change within the bucket or the figure at its end."
+    variant: CountVariant = cumulative
+    "Start of the range, ISO 8601."
+    startAt: String
+    "End of the range, ISO 8601."
+    endAt: String
+  ): AvsHistory
+  """
   A count as of the latest snapshot, with its changes. Matches
   ` + "`" + `GET /metrics/total-avs` + "`" + `, ` + "`" + `total-operators` + "`" + ` and ` + "`" + `total-deposits` + "`" + `.
   """
@@ -6509,6 +6586,24 @@ type OperatorHistory {
   data: [OperatorPoint!]!
 }
 
+"An AVS's figures over time."
+type AvsHistory {
+  "The buckets, oldest first."
+  data: [AvsPoint!]!
+}
+
+"One bucket of an AVS's history."
+type AvsPoint {
+  "The start of the bucket (UTC midnight)."
+  timestamp: DateTime!
+  "The ETH value of the active operators' shares in the AVS's strategies, every strategy but EIGEN, at the current rates and prices."
+  tvlEth: Float!
+  "The stakers restaking with the AVS."
+  totalStakers: Int!
+  "The operators actively registered with the AVS."
+  totalOperators: Int!
+}
+
 "One bucket of an operator's history."
 type OperatorPoint {
   "The start of the bucket (UTC midnight)."
@@ -6652,6 +6747,14 @@ func (ec *executionContext) childFields_AvsAddressPage(ctx context.Context, fiel
 	return nil, fmt.Errorf("no field named %q was found under type AvsAddressPage", field.Name)
 }
 
+func (ec *executionContext) childFields_AvsHistory(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "data":
+		return ec.fieldContext_AvsHistory_data(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AvsHistory", field.Name)
+}
+
 func (ec *executionContext) childFields_AvsOperator(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "address":
@@ -6722,6 +6825,20 @@ func (ec *executionContext) childFields_AvsPage(ctx context.Context, field graph
 		return ec.fieldContext_AvsPage_meta(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AvsPage", field.Name)
+}
+
+func (ec *executionContext) childFields_AvsPoint(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "timestamp":
+		return ec.fieldContext_AvsPoint_timestamp(ctx, field)
+	case "tvlEth":
+		return ec.fieldContext_AvsPoint_tvlEth(ctx, field)
+	case "totalStakers":
+		return ec.fieldContext_AvsPoint_totalStakers(ctx, field)
+	case "totalOperators":
+		return ec.fieldContext_AvsPoint_totalOperators(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AvsPoint", field.Name)
 }
 
 func (ec *executionContext) childFields_AvsRegistration(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7048,6 +7165,8 @@ func (ec *executionContext) childFields_Metrics(ctx context.Context, field graph
 		return ec.fieldContext_Metrics_restakingRatio(ctx, field)
 	case "operatorHistory":
 		return ec.fieldContext_Metrics_operatorHistory(ctx, field)
+	case "avsHistory":
+		return ec.fieldContext_Metrics_avsHistory(ctx, field)
 	case "total":
 		return ec.fieldContext_Metrics_total(ctx, field)
 	case "totalTvl":
@@ -8219,6 +8338,52 @@ func (ec *executionContext) field_Avs_stakers_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["take"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Metrics_avsHistory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "avsAddress",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNAddress2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["avsAddress"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "frequency",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["frequency"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "variant",
+		func(ctx context.Context, v any) (*model.CountVariant, error) {
+			return ec.unmarshalOCountVariant2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐCountVariant(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["variant"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "startAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["startAt"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "endAt",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["endAt"] = arg4
 	return args, nil
 }
 
@@ -11116,6 +11281,38 @@ func (ec *executionContext) fieldContext_AvsAddressPage_meta(_ context.Context, 
 	return fc, nil
 }
 
+func (ec *executionContext) _AvsHistory_data(ctx context.Context, field graphql.CollectedField, obj *model.AvsHistory) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AvsHistory_data(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Data, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.AvsPoint) graphql.Marshaler {
+			return ec.marshalNAvsPoint2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsPointᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AvsHistory_data(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AvsHistory",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AvsPoint(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AvsOperator_address(ctx context.Context, field graphql.CollectedField, obj *model.AvsOperator) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11816,6 +12013,98 @@ func (ec *executionContext) fieldContext_AvsPage_meta(_ context.Context, field g
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _AvsPoint_timestamp(ctx context.Context, field graphql.CollectedField, obj *model.AvsPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AvsPoint_timestamp(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Timestamp, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AvsPoint_timestamp(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AvsPoint", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _AvsPoint_tvlEth(ctx context.Context, field graphql.CollectedField, obj *model.AvsPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AvsPoint_tvlEth(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TvlEth, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
+			return ec.marshalNFloat2float64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AvsPoint_tvlEth(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AvsPoint", field, false, false, errors.New("field of type Float does not have child fields"))
+}
+
+func (ec *executionContext) _AvsPoint_totalStakers(ctx context.Context, field graphql.CollectedField, obj *model.AvsPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AvsPoint_totalStakers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalStakers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AvsPoint_totalStakers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AvsPoint", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _AvsPoint_totalOperators(ctx context.Context, field graphql.CollectedField, obj *model.AvsPoint) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AvsPoint_totalOperators(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalOperators, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AvsPoint_totalOperators(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("AvsPoint", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _AvsRegistration_avsAddress(ctx context.Context, field graphql.CollectedField, obj *model.AvsRegistration) (ret graphql.Marshaler) {
@@ -14483,6 +14772,50 @@ func (ec *executionContext) fieldContext_Metrics_operatorHistory(ctx context.Con
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Metrics_operatorHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Metrics_avsHistory(ctx context.Context, field graphql.CollectedField, obj *model.Metrics) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Metrics_avsHistory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Metrics().AvsHistory(ctx, obj, fc.Args["avsAddress"].(string), fc.Args["frequency"].(*string), fc.Args["variant"].(*model.CountVariant), fc.Args["startAt"].(*string), fc.Args["endAt"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AvsHistory) graphql.Marshaler {
+			return ec.marshalOAvsHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsHistory(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Metrics_avsHistory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Metrics",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AvsHistory(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Metrics_avsHistory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -25456,6 +25789,46 @@ func (ec *executionContext) _AvsAddressPage(ctx context.Context, sel ast.Selecti
 	return out
 }
 
+var avsHistoryImplementors = []string{"AvsHistory"}
+
+func (ec *executionContext) _AvsHistory(ctx context.Context, sel ast.SelectionSet, obj *model.AvsHistory) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, avsHistoryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AvsHistory")
+		case "data":
+			out.Values[i] = ec._AvsHistory_data(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
 var avsOperatorImplementors = []string{"AvsOperator"}
 
 func (ec *executionContext) _AvsOperator(ctx context.Context, sel ast.SelectionSet, obj *model.AvsOperator) graphql.Marshaler {
@@ -25835,6 +26208,61 @@ func (ec *executionContext) _AvsPage(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "meta":
 			out.Values[i] = ec._AvsPage_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	if len(deferLabelToView) > 0 {
+		ec.ProcessDeferredGroup(graphql.DeferredGroup{
+			Defers:   deferLabelToView,
+			Path:     graphql.GetPath(ctx),
+			FieldSet: deferredFieldSet,
+			Context:  ctx,
+		})
+	}
+
+	return out
+}
+
+var avsPointImplementors = []string{"AvsPoint"}
+
+func (ec *executionContext) _AvsPoint(ctx context.Context, sel ast.SelectionSet, obj *model.AvsPoint) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, avsPointImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AvsPoint")
+		case "timestamp":
+			out.Values[i] = ec._AvsPoint_timestamp(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "tvlEth":
+			out.Values[i] = ec._AvsPoint_tvlEth(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalStakers":
+			out.Values[i] = ec._AvsPoint_totalStakers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalOperators":
+			out.Values[i] = ec._AvsPoint_totalOperators(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -27756,6 +28184,44 @@ func (ec *executionContext) _Metrics(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Metrics_operatorHistory(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "avsHistory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Metrics_avsHistory(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -34182,6 +34648,32 @@ func (ec *executionContext) marshalNAvsPage2ᚖgithubᚗcomᚋstakegraphᚋstake
 	return ec._AvsPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAvsPoint2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsPointᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AvsPoint) graphql.Marshaler {
+	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAvsPoint2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsPoint(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNAvsPoint2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsPoint(ctx context.Context, sel ast.SelectionSet, v *model.AvsPoint) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AvsPoint(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAvsRegistration2ᚕᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsRegistrationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AvsRegistration) graphql.Marshaler {
 	ret := marshalList(ctx, sel, len(v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -35862,6 +36354,13 @@ func (ec *executionContext) marshalOAvs2ᚖgithubᚗcomᚋstakegraphᚋstakegrap
 		return graphql.Null
 	}
 	return ec._Avs(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOAvsHistory2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐAvsHistory(ctx context.Context, sel ast.SelectionSet, v *model.AvsHistory) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._AvsHistory(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOBigInt2ᚖstring(ctx context.Context, v any) (*string, error) {

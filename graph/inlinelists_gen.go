@@ -28,6 +28,7 @@ var concurrentFields = map[string]bool{
 	"DelegationEvent.staker":             true,
 	"Deposit.strategy":                   true,
 	"DepositEvent.staker":                true,
+	"Metrics.avsHistory":                 true,
 	"Metrics.beaconChainTvl":             true,
 	"Metrics.countHistory":               true,
 	"Metrics.deploymentRatio":            true,

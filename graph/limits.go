@@ -405,4 +405,7 @@ func setComplexity(c *ComplexityRoot) {
 	c.Metrics.OperatorHistory = func(child int, _ string, _ *string, _ *model.CountVariant, _, _ *string) int {
 		return 1 + 365*child
 	}
+	c.Metrics.AvsHistory = func(child int, _ string, _ *string, _ *model.CountVariant, _, _ *string) int {
+		return 1 + 365*child
+	}
 }

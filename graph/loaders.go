@@ -100,6 +100,8 @@ type loaders struct {
 	strategyDays func(ctx context.Context, strategy string) ([]store.StrategyDay, error)
 	// operatorDays reads the days on which one operator's figures changed.
 	operatorDays func(ctx context.Context, operator string) ([]store.OperatorDay, error)
+	// avsDays reads the days on which one AVS's figures changed.
+	avsDays func(ctx context.Context, avs string) ([]store.AVSDay, error)
 }
 
 // pageKey keys a paged relation: the parent's key and the arguments.
@@ -197,6 +199,23 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 	l.operatorDays = func(ctx context.Context, operator string) ([]store.OperatorDay, error) {
 		days, err := operatorDays(ctx, []string{operator})
 		return days[operator], err
+	}
+	// An AVS's series is derived from its events, one AVS a statement; it
+	// is cached whole by AVS.
+	avsDays := cachedFetch(entities, "avs days", budgeted(budget, func(ctx context.Context, keys []string) (map[string][]store.AVSDay, error) {
+		out := make(map[string][]store.AVSDay, len(keys))
+		for _, k := range keys {
+			days, err := db.AVSDays(ctx, k)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = days
+		}
+		return out, nil
+	}))
+	l.avsDays = func(ctx context.Context, avs string) ([]store.AVSDay, error) {
+		days, err := avsDays(ctx, []string{avs})
+		return days[avs], err
 	}
 	l.operatorRewards = newLoader(b, func(ctx context.Context, keys []string) (map[string]*store.OperatorRewards, error) {
 		rows, err := db.RewardsByOperators(ctx, keys)

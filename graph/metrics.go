@@ -327,6 +327,34 @@ func operatorHistory(ctx context.Context, operator string, frequency *string, va
 	return out, nil
 }
 
+// avsHistory resolves the history of one AVS's figures, or nil when there
+// is no such AVS.
+func avsHistory(ctx context.Context, avs string, frequency *string, variant *model.CountVariant, startAt, endAt *string) (*model.AvsHistory, error) {
+	a, err := avsByAddress(ctx, avs)
+	if err != nil || a == nil {
+		return nil, err
+	}
+	l := loadersFor(ctx)
+	from, to, bucketDays, err := historyRange(frequency, startAt, endAt, l.now)
+	if err != nil {
+		return nil, err
+	}
+	days, err := l.avsDays(ctx, avs)
+	if err != nil {
+		return nil, err
+	}
+	cumulative := variant == nil || *variant == model.CountVariantCumulative
+	dayOf := func(d store.AVSDay) time.Time { return d.Day }
+	tvl := buckets(days, dayOf, func(d store.AVSDay) float64 { return model.DecimalToFloat(d.TVLETH) }, from, to, bucketDays, cumulative)
+	stakers := buckets(days, dayOf, func(d store.AVSDay) int { return d.Stakers }, from, to, bucketDays, cumulative)
+	operators := buckets(days, dayOf, func(d store.AVSDay) int { return d.Operators }, from, to, bucketDays, cumulative)
+	out := &model.AvsHistory{Data: make([]*model.AvsPoint, len(tvl))}
+	for i := range tvl {
+		out.Data[i] = &model.AvsPoint{Timestamp: tvl[i].Start, TvlEth: tvl[i].Value, TotalStakers: stakers[i].Value, TotalOperators: operators[i].Value}
+	}
+	return out, nil
+}
+
 // countHistory resolves a count history of series at the request's time.
 func countHistory(ctx context.Context, series model.CountSeries, frequency *string, variant *model.CountVariant, startAt, endAt *string) (*model.CountHistory, error) {
 	l := loadersFor(ctx)

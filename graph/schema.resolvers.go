@@ -347,6 +347,11 @@ func (r *metricsResolver) OperatorHistory(ctx context.Context, obj *model.Metric
 	return operatorHistory(ctx, operatorAddress, frequency, variant, startAt, endAt)
 }
 
+// AvsHistory is the resolver for the avsHistory field.
+func (r *metricsResolver) AvsHistory(ctx context.Context, obj *model.Metrics, avsAddress string, frequency *string, variant *model.CountVariant, startAt *string, endAt *string) (*model.AvsHistory, error) {
+	return avsHistory(ctx, avsAddress, frequency, variant, startAt, endAt)
+}
+
 // Total is the resolver for the total field.
 func (r *metricsResolver) Total(ctx context.Context, obj *model.Metrics, series model.CountSeries) (*model.TotalCount, error) {
 	return snapshotMetric(ctx, totalCount(snapshotCountOf(series)))

@@ -212,3 +212,73 @@ func testHistoricalOperators(t *testing.T, c *client) {
 	c.failsEE(t, "/metrics/historical/operators/0x00000000000000000000000000000000000000ff", http.StatusNotFound, "not_found", "0x00000000000000000000000000000000000000ff")
 	c.failsEE(t, "/metrics/historical/operators/0x00000000000000000000000000000000000000ff?frequency=3d", http.StatusUnprocessableEntity, "unprocessable_entity", "frequency")
 }
+
+// testHistoricalAVS checks GET /metrics/historical/avs/{address} for the
+// AVS with the most stakers and those with operator sets: each series ends
+// at the AVS's figures of GET /avs/{address}, its discrete values are the
+// steps of the cumulative ones, and it is all zeros before the AVS's first
+// operator.
+func testHistoricalAVS(t *testing.T, c *client) {
+	type point struct {
+		Timestamp                    string
+		TvlEth                       float64
+		TotalStakers, TotalOperators int
+	}
+	var avs []string
+	if err := storetest.SQL(t, c.db).Select(&avs, `
+		(SELECT address FROM avs ORDER BY total_stakers DESC, address LIMIT 3)
+		UNION (SELECT DISTINCT avs_address FROM operator_set_membership_events ORDER BY 1 LIMIT 2)
+		ORDER BY 1`); err != nil {
+		t.Fatal(err)
+	}
+	counted := 0
+	for _, a := range avs {
+		target := "/metrics/historical/avs/" + a
+		var now struct {
+			TotalStakers, TotalOperators int
+			Tvl                          struct{ Tvl float64 }
+		}
+		c.okEE(t, "/avs/"+a+"?withTvl=true", &now)
+		var cumulative, discrete struct{ Data []point }
+		c.okEE(t, target, &cumulative)
+		c.okEE(t, target+"?variant=discrete", &discrete)
+		n := len(cumulative.Data)
+		if n != 31 || len(discrete.Data) != n {
+			t.Fatalf("GET %s: %d cumulative and %d discrete points, want 31", target, n, len(discrete.Data))
+		}
+		last := cumulative.Data[n-1]
+		if math.Abs(last.TvlEth-now.Tvl.Tvl) > 1e-9*max(1, now.Tvl.Tvl) || last.TotalStakers != now.TotalStakers || last.TotalOperators != now.TotalOperators {
+			t.Errorf("GET %s ends at %+v; /avs/%s has tvl %v, %d stakers, %d operators", target, last, a, now.Tvl.Tvl, now.TotalStakers, now.TotalOperators)
+		}
+		if now.TotalStakers > 0 && now.Tvl.Tvl > 0 {
+			counted++
+		}
+		for i := 1; i < n; i++ {
+			a, b, d := cumulative.Data[i-1], cumulative.Data[i], discrete.Data[i]
+			if b.TotalStakers-a.TotalStakers != d.TotalStakers || b.TotalOperators-a.TotalOperators != d.TotalOperators ||
+				math.Abs(b.TvlEth-a.TvlEth-d.TvlEth) > 1e-6*max(1, b.TvlEth) {
+				t.Errorf("GET %s: %s steps by %+v, discrete %+v", target, b.Timestamp,
+					point{"", b.TvlEth - a.TvlEth, b.TotalStakers - a.TotalStakers, b.TotalOperators - a.TotalOperators}, d)
+			}
+		}
+		var first time.Time
+		if err := storetest.SQL(t, c.db).Get(&first, `
+			SELECT min(block_time) FROM (
+			    SELECT block_time FROM registration_events WHERE avs_address = $1
+			    UNION ALL SELECT block_time FROM operator_set_membership_events WHERE avs_address = $1) e`, a); err != nil {
+			t.Fatal(err)
+		}
+		var before struct{ Data []point }
+		c.okEE(t, target+"?endAt="+first.AddDate(0, 0, -1).Format("2006-01-02"), &before)
+		for _, p := range before.Data {
+			if p.TvlEth != 0 || p.TotalStakers != 0 || p.TotalOperators != 0 {
+				t.Fatalf("GET %s before its first operator: %+v", target, p)
+			}
+		}
+	}
+	if counted < 2 {
+		t.Errorf("only %d of the AVS checked have stakers and TVL", counted)
+	}
+	c.failsEE(t, "/metrics/historical/avs/0x00000000000000000000000000000000000000ff", http.StatusNotFound, "not_found", "0x00000000000000000000000000000000000000ff")
+	c.failsEE(t, "/metrics/historical/avs/0x00000000000000000000000000000000000000ff?variant=sum", http.StatusUnprocessableEntity, "unprocessable_entity", "variant")
+}

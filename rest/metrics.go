@@ -40,6 +40,8 @@ var (
 	historicalStrategyTVLOp string
 	//go:embed operations/historical_operator.graphql
 	historicalOperatorOp string
+	//go:embed operations/historical_avs.graphql
+	historicalAVSOp string
 )
 
 // metrics serves GET /metrics.

@@ -66,6 +66,7 @@ func TestOperationsMatchSchema(t *testing.T) {
 		"historical_value":         historicalValueOp,
 		"historical_strategy_tvl":  historicalStrategyTVLOp,
 		"historical_operator":      historicalOperatorOp,
+		"historical_avs":           historicalAVSOp,
 	}
 	files, err := fs.Glob(os.DirFS("operations"), "*.graphql")
 	if err != nil {

@@ -129,6 +129,7 @@ func NewHandler(cfg Config) http.Handler {
 		r.Get("/metrics/historical/tvl/beacon-chain", h.historicalTVL("beaconChain"))
 		r.Get("/metrics/historical/tvl/restaking/{address}", h.historicalOf(historicalStrategyTVLOp, "strategy"))
 		r.Get("/metrics/historical/operators/{address}", h.historicalOf(historicalOperatorOp, "operator"))
+		r.Get("/metrics/historical/avs/{address}", h.historicalOf(historicalAVSOp, "AVS"))
 		r.Get("/metrics/historical/count-deposits", h.historicalCount("deposits"))
 		r.Get("/metrics/historical/deposits", h.historicalValue("deposits"))
 		r.Get("/metrics/historical/withdrawals", h.historicalValue("withdrawals"))

@@ -338,6 +338,7 @@ func TestRoutesAgainstDemoData(t *testing.T) {
 	t.Run("historical_tvl", func(t *testing.T) { testHistoricalTVL(t, c) })
 	t.Run("historical_values", func(t *testing.T) { testHistoricalValues(t, c) })
 	t.Run("historical_operators", func(t *testing.T) { testHistoricalOperators(t, c) })
+	t.Run("historical_avs", func(t *testing.T) { testHistoricalAVS(t, c) })
 	t.Run("reward_strategies", func(t *testing.T) { testRewardStrategies(t, c) })
 	t.Run("event_feeds", func(t *testing.T) { testEventFeeds(t, c) })
 	t.Run("operator_rewards", func(t *testing.T) { testOperatorRewards(t, c) })

@@ -108,15 +108,7 @@ func (tx *Tx) deriveStakers(ctx context.Context, k keySet) error {
 	sharesSQL := fmt.Sprintf(`
 		WITH balances AS (
 		    SELECT staker_address, strategy_address, sum(delta) AS shares
-		    FROM (
-		        SELECT staker_address, strategy_address, shares AS delta FROM deposits WHERE %[1]s
-		        UNION ALL
-		        SELECT pod_owner, $2, shares_delta FROM pod_share_events WHERE %[2]s
-		        UNION ALL
-		        SELECT w.staker_address, x.strategy, -x.shares
-		        FROM withdrawals w CROSS JOIN LATERAL unnest(w.strategies, w.deposit_shares) AS x(strategy, shares)
-		        WHERE %[3]s
-		    ) d
+		    FROM (`+stakerShareLedger(k.filter)+`) d
 		    GROUP BY staker_address, strategy_address
 		    HAVING sum(delta) <> 0
 		), factors AS (
@@ -129,8 +121,8 @@ func (tx *Tx) deriveStakers(ctx context.Context, k keySet) error {
 		FROM balances b
 		LEFT JOIN factors f USING (staker_address, strategy_address)
 		ORDER BY b.staker_address, b.strategy_address`,
-		k.filter("staker_address"), k.filter("pod_owner"), k.filter("w.staker_address"))
-	if _, err := tx.execContext(ctx, sharesSQL, k.arg(), chain.BeaconStrategy); err != nil {
+		k.filter("staker_address"))
+	if _, err := tx.execContext(ctx, sharesSQL, k.arg()); err != nil {
 		return fmt.Errorf("derive staker shares: %w", err)
 	}
 	return nil
@@ -178,6 +170,27 @@ func operatorShareLedger(cond string) string {
 		    UNION ALL
 		    SELECT operator_address, strategy_address, block_time, -shares
 		    FROM slashed_operator_shares WHERE ` + cond
+}
+
+// stakerShareLedger returns the statement selecting the movements of the
+// deposit shares of the stakers that cond selects (cond gives the
+// condition on a column naming the staker), as the StrategyManager's and
+// EigenPodManager's deposit shares move: (staker_address,
+// strategy_address, block_time, delta) for each deposit (+), change of a
+// pod's shares (±) and queued withdrawal (−). A staker's shares in a
+// strategy are the sum of its deltas, at any time the sum of those up to
+// it (store.AVSDays).
+func stakerShareLedger(cond func(column string) string) string {
+	return `
+		    SELECT staker_address, strategy_address, block_time, shares AS delta FROM deposits
+		    WHERE ` + cond("staker_address") + `
+		    UNION ALL
+		    SELECT pod_owner, '` + chain.BeaconStrategy + `', block_time, shares_delta FROM pod_share_events
+		    WHERE ` + cond("pod_owner") + `
+		    UNION ALL
+		    SELECT w.staker_address, x.strategy, w.created_at, -x.shares
+		    FROM withdrawals w CROSS JOIN LATERAL unnest(w.strategies, w.deposit_shares) AS x(strategy, shares)
+		    WHERE ` + cond("w.staker_address")
 }
 
 // joinKeys merges key lists, dropping duplicates and empty strings.

@@ -16,3 +16,6 @@ func (db *DB) ExecForTest(ctx context.Context, query string, args ...any) (sql.R
 func (db *DB) GetForTest(ctx context.Context, dest any, query string, args ...any) error {
 	return db.getContext(ctx, dest, query, args...)
 }
+
+// AVSDaysSQL is AVSDays' statement, for plans in tests.
+var AVSDaysSQL = avsDaysSQL

@@ -200,6 +200,38 @@ func (db *DB) StrategyDays(ctx context.Context, strategies []string) ([]Strategy
 	return out, nil
 }
 
+// pairActivity returns the statement selecting, for each event of the
+// (AVS, operator) pairs that cond (a condition on avs_address and
+// operator_address) selects, whether the pair is active after it:
+// (avs_address, operator_address, block_number, log_index, block_time,
+// active 0 or 1). The events are the AVSDirectory's registration statuses
+// and the operator's operator set memberships of the AVS; a pair is active
+// while its latest status says registered or the operator is a member of
+// any of the AVS's sets, as recomputeRegistrations derives
+// avs_operators.is_active.
+func pairActivity(cond string) string {
+	return `
+		    WITH pair_events AS (
+		        SELECT avs_address, operator_address, block_number, log_index, block_time,
+		               registered AS status, 0 AS member_change
+		        FROM registration_events WHERE ` + cond + `
+		        UNION ALL
+		        SELECT avs_address, operator_address, block_number, log_index, block_time, NULL,
+		               added::int - COALESCE(lag(added::int) OVER (
+		                   PARTITION BY avs_address, operator_address, operator_set_id ORDER BY block_number, log_index), 0)
+		        FROM operator_set_membership_events WHERE ` + cond + `
+		    ), pair_states AS (
+		        SELECT *, count(status) OVER w AS status_group, sum(member_change) OVER w AS memberships
+		        FROM pair_events
+		        WINDOW w AS (PARTITION BY avs_address, operator_address ORDER BY block_number, log_index)
+		    )
+		    SELECT avs_address, operator_address, block_number, log_index, block_time,
+		           (COALESCE(first_value(status) OVER (
+		                PARTITION BY avs_address, operator_address, status_group ORDER BY block_number, log_index), FALSE)
+		            OR memberships > 0)::int AS active
+		    FROM pair_states`
+}
+
 // OperatorDay is an operator's figures at the end of a day on which any of
 // them changed: the ETH value of its delegated shares in every strategy but
 // EIGEN (at the strategies' current rates and prices), the stakers
@@ -235,31 +267,7 @@ func (db *DB) OperatorDays(ctx context.Context, operators []string) ([]OperatorD
 		    FROM delegation_events
 		    WHERE operator_address = ANY($1) AND type IN ('DELEGATION', 'UNDELEGATION')
 		    GROUP BY 1, 2
-		), pair_events AS (
-		    -- The events of each (AVS, operator) pair: AVSDirectory statuses,
-		    -- and the changes of the number of the AVS's operator sets the
-		    -- operator is a member of.
-		    SELECT avs_address, operator_address, block_number, log_index, block_time,
-		           registered AS status, 0 AS member_change
-		    FROM registration_events WHERE operator_address = ANY($1)
-		    UNION ALL
-		    SELECT avs_address, operator_address, block_number, log_index, block_time, NULL,
-		           added::int - COALESCE(lag(added::int) OVER (
-		               PARTITION BY avs_address, operator_address, operator_set_id ORDER BY block_number, log_index), 0)
-		    FROM operator_set_membership_events WHERE operator_address = ANY($1)
-		), pair_states AS (
-		    SELECT *, count(status) OVER w AS status_group, sum(member_change) OVER w AS memberships
-		    FROM pair_events
-		    WINDOW w AS (PARTITION BY avs_address, operator_address ORDER BY block_number, log_index)
-		), pair_active AS (
-		    -- A pair is active while its latest status says registered or the
-		    -- operator is a member of any of the AVS's sets, as
-		    -- recomputeRegistrations derives avs_operators.is_active.
-		    SELECT avs_address, operator_address, block_number, log_index, block_time,
-		           (COALESCE(first_value(status) OVER (
-		                PARTITION BY avs_address, operator_address, status_group ORDER BY block_number, log_index), FALSE)
-		            OR memberships > 0)::int AS active
-		    FROM pair_states
+		), pair_active AS (`+pairActivity("operator_address = ANY($1)")+`
 		), registrations AS (
 		    SELECT operator_address, block_time::date AS day, sum(change) AS n
 		    FROM (
@@ -287,4 +295,159 @@ func (db *DB) OperatorDays(ctx context.Context, operators []string) ([]OperatorD
 		return nil, fmt.Errorf("operator days: %w", Classify(err))
 	}
 	return out, nil
+}
+
+// AVSDay is an AVS's figures at the end of a day on which any of them
+// changed: the ETH value of its active operators' delegated shares in the
+// strategies it restakes, but EIGEN (at the strategies' current rates and
+// prices), the stakers restaking with it and its active operators. Days
+// without a change carry the figures of the day before.
+type AVSDay struct {
+	Day       time.Time `db:"day"` // UTC midnight
+	TVLETH    string    `db:"tvl_eth"`
+	Stakers   int       `db:"total_stakers"`
+	Operators int       `db:"total_operators"`
+}
+
+// AVSDays returns the days on which the figures of the AVS avs changed,
+// oldest first, derived from events by the rules of the current figures
+// (refresh's "avs totals"), each as of the end of every day:
+//
+//   - an operator counts while its (AVS, operator) pair is active
+//     (pairActivity);
+//   - the TVL is Σ over the active operators of their delegated shares in
+//     the AVS's strategies (operatorShareLedger), valued in ETH;
+//   - a staker counts while it is delegated to an active operator and
+//     holds positive deposit shares (stakerShareLedger) in at least one of
+//     the AVS's strategies.
+//
+// The AVS's strategies are the ones it restakes now: the chain records
+// the service manager's strategy list only at the blocks it was read.
+func (db *DB) AVSDays(ctx context.Context, avs string) ([]AVSDay, error) {
+	var out []AVSDay
+	if err := db.selectContext(ctx, &out, avsDaysSQL(), avs); err != nil {
+		return nil, fmt.Errorf("AVS days: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// avsDaysSQL is AVSDays' statement; $1 is the AVS.
+func avsDaysSQL() string {
+	candidates := func(column string) string { return column + " IN (SELECT staker_address FROM candidates)" }
+	return `
+		WITH pairs AS (
+		    SELECT operator_address, block_number, log_index, block_time, active
+		    FROM (` + pairActivity("avs_address = $1") + `) p
+		), ops AS (
+		    SELECT DISTINCT operator_address FROM pairs
+		), op_intervals AS (
+		    -- The periods between an operator's pair events, with whether
+		    -- it is active for the AVS during each.
+		    SELECT operator_address, active, block_time AS from_time,
+		           COALESCE(lead(block_time) OVER (PARTITION BY operator_address ORDER BY block_number, log_index),
+		                    'infinity') AS to_time
+		    FROM pairs
+		), avs_strategies AS (
+		    SELECT unnest(restakeable_strategies) AS strategy_address FROM avs WHERE address = $1
+		), registrations AS (
+		    SELECT block_time::date AS day, sum(change) AS n
+		    FROM (
+		        SELECT block_time,
+		               active - COALESCE(lag(active) OVER (PARTITION BY operator_address ORDER BY block_number, log_index), 0) AS change
+		        FROM pairs
+		    ) r
+		    GROUP BY 1
+		), op_moves AS (
+		    SELECT l.operator_address, l.block_time,
+		           sum(strategy_eth(l.delta, s.shares_to_underlying, s.decimals, s.eth_price)) AS eth
+		    FROM (` + operatorShareLedger("operator_address IN (SELECT operator_address FROM ops)") + `) l
+		    JOIN strategies s ON s.address = l.strategy_address AND s.kind <> 'eigen'
+		    WHERE l.strategy_address IN (SELECT strategy_address FROM avs_strategies)
+		    GROUP BY 1, 2
+		), op_values AS (
+		    -- Each operator's delegated ETH at each time it or its status
+		    -- changed, counted only while it is active.
+		    SELECT p.operator_address, p.block_time,
+		           sum(COALESCE(m.eth, 0)) OVER (PARTITION BY p.operator_address ORDER BY p.block_time)
+		             * COALESCE(i.active, 0) AS eth
+		    FROM (SELECT operator_address, block_time FROM op_moves
+		          UNION SELECT operator_address, block_time FROM pairs) p
+		    LEFT JOIN op_moves m USING (operator_address, block_time)
+		    LEFT JOIN op_intervals i
+		           ON i.operator_address = p.operator_address AND p.block_time >= i.from_time AND p.block_time < i.to_time
+		), tvl AS (
+		    SELECT block_time::date AS day, sum(change) AS eth
+		    FROM (
+		        SELECT block_time, eth - COALESCE(lag(eth) OVER (PARTITION BY operator_address ORDER BY block_time), 0) AS change
+		        FROM op_values
+		    ) c
+		    GROUP BY 1
+		), candidates AS (
+		    SELECT DISTINCT staker_address FROM delegation_events
+		    WHERE type = 'DELEGATION' AND operator_address IN (SELECT operator_address FROM ops)
+		), delegation_intervals AS (
+		    -- The periods between a staker's delegation events, with its
+		    -- operator during each (NULL once undelegated).
+		    SELECT staker_address, CASE type WHEN 'DELEGATION' THEN operator_address END AS operator_address,
+		           block_time AS from_time,
+		           COALESCE(lead(block_time) OVER (PARTITION BY staker_address ORDER BY block_number, log_index),
+		                    'infinity') AS to_time
+		    FROM delegation_events
+		    WHERE type IN ('DELEGATION', 'UNDELEGATION') AND staker_address IN (SELECT staker_address FROM candidates)
+		), holding_moves AS (
+		    -- +1 when a staker's deposit shares in one of the AVS's
+		    -- strategies become positive, −1 when they stop being so.
+		    SELECT staker_address, block_time, sum(flip) AS flips
+		    FROM (
+		        SELECT staker_address, block_time,
+		               (balance > 0)::int - COALESCE(lag((balance > 0)::int) OVER (
+		                   PARTITION BY staker_address, strategy_address ORDER BY block_time), 0) AS flip
+		        FROM (
+		            SELECT staker_address, strategy_address, block_time,
+		                   sum(sum(delta)) OVER (PARTITION BY staker_address, strategy_address ORDER BY block_time) AS balance
+		            FROM (` + stakerShareLedger(candidates) + `) l
+		            WHERE strategy_address IN (SELECT strategy_address FROM avs_strategies)
+		            GROUP BY staker_address, strategy_address, block_time
+		        ) b
+		    ) f
+		    GROUP BY 1, 2
+		), staker_values AS (
+		    -- Whether each staker counts at each time its delegation, its
+		    -- holdings or its operator's status changed.
+		    SELECT p.staker_address, p.block_time,
+		           (sum(COALESCE(h.flips, 0)) OVER (PARTITION BY p.staker_address ORDER BY p.block_time) > 0
+		            AND COALESCE(i.active, 0) = 1)::int AS counted
+		    FROM (SELECT staker_address, from_time AS block_time FROM delegation_intervals
+		          UNION SELECT staker_address, block_time FROM holding_moves
+		          UNION SELECT d.staker_address, p.block_time
+		                FROM pairs p
+		                JOIN delegation_intervals d
+		                  ON d.operator_address = p.operator_address
+		                 AND p.block_time >= d.from_time AND p.block_time < d.to_time) p
+		    LEFT JOIN holding_moves h USING (staker_address, block_time)
+		    LEFT JOIN delegation_intervals d
+		           ON d.staker_address = p.staker_address AND p.block_time >= d.from_time AND p.block_time < d.to_time
+		    LEFT JOIN op_intervals i
+		           ON i.operator_address = d.operator_address AND p.block_time >= i.from_time AND p.block_time < i.to_time
+		), stakers AS (
+		    SELECT block_time::date AS day, sum(change) AS n
+		    FROM (
+		        SELECT block_time,
+		               counted - COALESCE(lag(counted) OVER (PARTITION BY staker_address ORDER BY block_time), 0) AS change
+		        FROM staker_values
+		    ) c
+		    GROUP BY 1
+		), days AS (
+		    SELECT day FROM tvl UNION SELECT day FROM registrations UNION SELECT day FROM stakers
+		)
+		SELECT d.day::timestamp AT TIME ZONE 'UTC' AS day,
+		       (sum(COALESCE(t.eth, 0)) OVER w)::text AS tvl_eth,
+		       sum(COALESCE(s.n, 0)) OVER w AS total_stakers,
+		       sum(COALESCE(r.n, 0)) OVER w AS total_operators
+		FROM days d
+		LEFT JOIN tvl t USING (day)
+		LEFT JOIN stakers s USING (day)
+		LEFT JOIN registrations r USING (day)
+		WINDOW w AS (ORDER BY d.day)
+		ORDER BY d.day`
 }

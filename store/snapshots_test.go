@@ -181,3 +181,45 @@ func TestETHSupplyObservations(t *testing.T) {
 		}
 	}
 }
+
+// TestAVSDaysEndAtTheAVS checks the event-derived history of every AVS
+// against the figures the refresh derives: its last day has the AVS's TVL,
+// stakers and operators.
+func TestAVSDaysEndAtTheAVS(t *testing.T) {
+	ctx := context.Background()
+	db := maintainedWorld(t)
+	var avs []struct {
+		Address   string  `db:"address"`
+		TVL       float64 `db:"tvl_eth"`
+		Stakers   int     `db:"total_stakers"`
+		Operators int     `db:"total_operators"`
+	}
+	if err := storetest.SQL(t, db).SelectContext(ctx, &avs, `SELECT address, tvl_eth::float8 AS tvl_eth, total_stakers, total_operators FROM avs ORDER BY address`); err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, a := range avs {
+		days, err := db.AVSDays(ctx, a.Address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last store.AVSDay
+		for i, d := range days {
+			if i > 0 && !days[i-1].Day.Before(d.Day) {
+				t.Fatalf("AVS %s: days out of order at %s", a.Address, d.Day)
+			}
+			last = d
+		}
+		tvl, _ := strconv.ParseFloat(last.TVLETH, 64)
+		if math.Abs(tvl-a.TVL) > 1e-9*math.Max(1, a.TVL) || last.Stakers != a.Stakers || last.Operators != a.Operators {
+			t.Errorf("AVS %s: history ends at tvl %v, %d stakers, %d operators; the AVS has %v, %d, %d",
+				a.Address, tvl, last.Stakers, last.Operators, a.TVL, a.Stakers, a.Operators)
+		}
+		if a.Stakers > 0 && a.Operators > 0 && len(days) > 10 {
+			checked++
+		}
+	}
+	if checked < 3 {
+		t.Errorf("only %d AVS with stakers, operators and a history", checked)
+	}
+}

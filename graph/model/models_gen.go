@@ -20,6 +20,24 @@ type AvsAddress struct {
 	Logo *string `json:"logo,omitempty"`
 }
 
+// An AVS's figures over time.
+type AvsHistory struct {
+	// The buckets, oldest first.
+	Data []*AvsPoint `json:"data"`
+}
+
+// One bucket of an AVS's history.
+type AvsPoint struct {
+	// The start of the bucket (UTC midnight).
+	Timestamp time.Time `json:"timestamp"`
+	// The ETH value of the active operators' shares in the AVS's strategies, every strategy but EIGEN, at the current rates and prices.
+	TvlEth float64 `json:"tvlEth"`
+	// The stakers restaking with the AVS.
+	TotalStakers int `json:"totalStakers"`
+	// The operators actively registered with the AVS.
+	TotalOperators int `json:"totalOperators"`
+}
+
 // The change of a metric over a period, from the daily snapshots.
 type Change struct {
 	// The absolute change: now − then.
