@@ -131,6 +131,29 @@ func TestOpenAPIDocumentsExactlyTheRoutes(t *testing.T) {
 	}
 }
 
+// TestEveryEigenExplorerPathIsServed checks that each path of
+// EigenExplorer's document is a route of ours with the same methods, so a
+// client moving over finds every path it used.
+func TestEveryEigenExplorerPathIsServed(t *testing.T) {
+	ours, _ := loadAPIDoc(t)
+	theirs, err := openapi3.NewLoader().LoadFromFile("testdata/eigenexplorer-openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for path, item := range theirs.Paths.Map() {
+		for method := range item.Operations() {
+			n++
+			if our := ours.Paths.Find(path); our == nil || our.GetOperation(method) == nil {
+				t.Errorf("EigenExplorer's %s %s is not served", method, path)
+			}
+		}
+	}
+	if n < 60 {
+		t.Errorf("EigenExplorer's document has only %d operations", n)
+	}
+}
+
 // failureRecorder is a testing.TB that records failures instead of failing.
 type failureRecorder struct {
 	testing.TB
