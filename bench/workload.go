@@ -56,6 +56,18 @@ func Operations(s *Sample) []Operation {
 		{"GET /operator-sets/{avs}/{id}", ClassList, 3, w.operatorSet},
 		{"GET /operators/{address}/allocations", ClassList, 2, w.operatorAllocations},
 		{"GET /slashings", ClassList, 3, w.slashings},
+		{"GET /stakers", ClassList, 3, w.stakerList},
+		{"GET /avs/{address}/stakers", ClassList, 3, w.avsStakers},
+		{"GET /operators/addresses", ClassList, 2, w.operatorAddresses},
+		{"GET /deposits", ClassList, 3, w.deposits},
+		{"GET /stakers/{address}/deposits", ClassList, 2, w.stakerDeposits},
+		{"GET /stakers/{address}/withdrawals", ClassList, 2, w.stakerWithdrawals},
+		{"GET /events/delegation", ClassList, 2, w.eventFeed("/events/delegation")},
+		{"GET /events/deposit", ClassList, 2, w.eventFeed("/events/deposit")},
+		{"GET /events/withdrawal", ClassList, 2, w.eventFeed("/events/withdrawal")},
+		{"GET /events/rewards", ClassList, 1, w.eventFeed("/events/rewards")},
+		{"GET /events/registration-status", ClassList, 1, w.eventFeed("/events/registration-status")},
+		{"GET /operators/{address}/events/delegation", ClassList, 2, w.operatorEvents},
 		{"GET /metrics", ClassMetrics, 6, w.metrics},
 		{"GET /metrics/tvl/restaking", ClassMetrics, 3, w.withChange("/metrics/tvl/restaking")},
 		{"GET /metrics/tvl/restaking/{strategy}", ClassMetrics, 3, w.strategyTVL},
@@ -298,6 +310,91 @@ func (w workload) stakerEvents(r *rand.Rand) Request {
 		q.set("skip", "12")
 	}
 	return get("/stakers/"+pick(r, w.s.Stakers)+"/events/delegation", q)
+}
+
+func (w workload) stakerList(r *rand.Rand) Request {
+	q := query{}
+	q.setBool("withTvl", 0.5, r)
+	if chance(r, 0.2) {
+		start, _ := w.window(r, pick(r, []int{1, 7, 30}), true)
+		q.set("updatedSince", formatDate(r, start))
+	}
+	page(r, q, 10000, 100000)
+	return get("/stakers", q)
+}
+
+func (w workload) avsStakers(r *rand.Rand) Request {
+	q := query{}
+	q.setBool("withTvl", 0.5, r)
+	page(r, q, 1000, 10000)
+	return get("/avs/"+pick(r, w.s.AVS)+"/stakers", q)
+}
+
+func (w workload) operatorAddresses(r *rand.Rand) Request {
+	q := query{}
+	if chance(r, 0.5) {
+		text, mode := searchText(r, w.s.OperatorNames, w.s.Operators)
+		q.set("searchByText", text)
+		q.set("searchMode", mode)
+	}
+	page(r, q, len(w.s.Operators), len(w.s.Operators))
+	return get("/operators/addresses", q)
+}
+
+func (w workload) deposits(r *rand.Rand) Request {
+	q := query{}
+	switch x := r.Float64(); {
+	case x < 0.4:
+		page(r, q, 10000, 200000)
+	case x < 0.7:
+		q.set("stakerAddress", pick(r, w.s.Stakers))
+	default:
+		q.set("strategyAddress", pick(r, w.s.Strategies))
+		page(r, q, 1000, 5000)
+	}
+	return get("/deposits", q)
+}
+
+func (w workload) stakerDeposits(r *rand.Rand) Request {
+	q := query{}
+	page(r, q, 20, 20)
+	return get("/stakers/"+pick(r, w.s.Stakers)+"/deposits", q)
+}
+
+func (w workload) stakerWithdrawals(r *rand.Rand) Request {
+	q := query{}
+	page(r, q, 20, 20)
+	return get("/stakers/"+pick(r, w.s.Stakers)+"/withdrawals", q)
+}
+
+// eventFeed returns the request maker of a global event feed: the
+// default week, or a window of 1 to 30 days, mostly the latest.
+func (w workload) eventFeed(path string) func(*rand.Rand) Request {
+	return func(r *rand.Rand) Request {
+		q := query{}
+		if chance(r, 0.6) {
+			start, end := w.window(r, pick(r, []int{1, 7, 30}), chance(r, 0.7))
+			q.set("startAt", formatStart(r, start))
+			q.set("endAt", formatDate(r, end))
+		}
+		q.setBool("withEthValue", 0.3, r)
+		page(r, q, 1000, 10000)
+		return get(path, q)
+	}
+}
+
+func (w workload) operatorEvents(r *rand.Rand) Request {
+	q := query{}
+	if chance(r, 0.6) {
+		start, end := w.window(r, pick(r, []int{7, 30}), true)
+		q.set("startAt", formatStart(r, start))
+		q.set("endAt", formatDate(r, end))
+	}
+	if chance(r, 0.2) {
+		q.set("type", pick(r, delegationTypes))
+	}
+	page(r, q, 500, 2000)
+	return get("/operators/"+pick(r, w.s.BusyOperators)+"/events/delegation", q)
 }
 
 func (w workload) withdrawals(r *rand.Rand) Request {
