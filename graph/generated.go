@@ -6531,9 +6531,11 @@ type StakerRewards {
   """
   aggregateApy: Float!
   """
-  The APY of EigenLayer's programmatic incentives. The service does not
-  compute it (EIGEN incentives are distributed by off-chain calculation), so
-  it is 0.
+  The APY of EigenLayer's programmatic incentives for the staker: the APY of
+  each strategy's incentive group (` + "`" + `Query.programmaticIncentives` + "`" + `) weighted
+  by the ETH value of the staker's shares in it. 0 unless the staker is
+  delegated to an operator registered with at least one AVS, as incentives
+  for all earners require.
   """
   nativeApy: Float!
   "What the staker claimed from the RewardsCoordinator (RewardsClaimed events as earner), per token, by token address."

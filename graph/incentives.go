@@ -53,6 +53,38 @@ func programmaticIncentives(ctx context.Context, holdings []*model.TokenHoldingI
 	return incentivesFromStore(pi, holdings != nil, amounts), nil
 }
 
+// incentiveAPYs returns the programmatic incentives' APY of each strategy
+// the latest incentive week names (its group's APY, in percent).
+func incentiveAPYs(pi *store.ProgrammaticIncentives) map[string]float64 {
+	out := map[string]float64{}
+	for _, g := range pi.Groups {
+		apy := ratToFloat(groupAPY(pi, decimalRat(g.WeeklyAmount), decimalRat(g.TVLETH)))
+		for _, s := range g.Strategies {
+			out[s] = apy
+		}
+	}
+	return out
+}
+
+// groupAPY is the APY, in percent, of a group whose week pays weekly (in
+// the incentive token's smallest unit) on shares worth tvl ETH: its
+// stakers' part, valued in ETH, over tvl, over a year of 365 days.
+func groupAPY(pi *store.ProgrammaticIncentives, weekly, tvl *big.Rat) *big.Rat {
+	return yearlyPercent(pi, new(big.Rat).Mul(weekly, decimalRat(pi.StakerShare)), tvl)
+}
+
+// yearlyPercent is the yearly ETH value of weekly (in the incentive
+// token's smallest unit) over eth, in percent; 0 without eth.
+func yearlyPercent(pi *store.ProgrammaticIncentives, weekly, eth *big.Rat) *big.Rat {
+	if eth.Sign() <= 0 {
+		return new(big.Rat)
+	}
+	unit := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(pi.TokenDecimals)), nil))
+	r := new(big.Rat).Mul(weekly, decimalRat(pi.TokenETHPrice))
+	r.Quo(r, unit).Mul(r, weeksPerYear).Mul(r, big.NewRat(100, 1))
+	return r.Quo(r, eth)
+}
+
 // incentiveGroup is one group's figures: what its week pays, the ETH
 // value of its strategies' shares, and the ETH value of the holdings in
 // it.
@@ -65,8 +97,6 @@ type incentiveGroup struct {
 // all (an empty list is holdings worth nothing).
 func incentivesFromStore(pi *store.ProgrammaticIncentives, withHoldings bool, amounts []*big.Int) *model.ProgrammaticIncentives {
 	share := decimalRat(pi.StakerShare)
-	tokenUnit := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(pi.TokenDecimals)), nil))
-	tokenETH := new(big.Rat).Quo(decimalRat(pi.TokenETHPrice), tokenUnit) // ETH per smallest unit
 	groups := map[bool]*incentiveGroup{
 		true:  {weekly: new(big.Rat), tvl: new(big.Rat), staked: new(big.Rat)},
 		false: {weekly: new(big.Rat), tvl: new(big.Rat), staked: new(big.Rat)},
@@ -81,16 +111,6 @@ func incentivesFromStore(pi *store.ProgrammaticIncentives, withHoldings bool, am
 		eth.Mul(eth, decimalRat(t.ETHPrice)).Quo(eth, unit)
 		groups[t.Eigen].staked.Add(groups[t.Eigen].staked, eth)
 	}
-	// apy is the yearly ETH value of weekly (in the token's smallest unit)
-	// over eth, in percent.
-	apy := func(weekly, eth *big.Rat) *big.Rat {
-		if eth.Sign() <= 0 {
-			return new(big.Rat)
-		}
-		r := new(big.Rat).Mul(weekly, tokenETH)
-		r.Mul(r, weeksPerYear).Mul(r, big.NewRat(100, 1))
-		return r.Quo(r, eth)
-	}
 	// earned is a group's stakers' weekly incentives for its holdings.
 	earned := func(g *incentiveGroup) *big.Rat {
 		if g.tvl.Sign() <= 0 {
@@ -100,11 +120,10 @@ func incentivesFromStore(pi *store.ProgrammaticIncentives, withHoldings bool, am
 		r.Mul(r, g.staked)
 		return r.Quo(r, g.tvl)
 	}
-	stakers := func(g *incentiveGroup) *big.Rat { return new(big.Rat).Mul(g.weekly, share) }
 	eigen, eth := groups[true], groups[false]
 	out := &model.ProgrammaticIncentives{
-		EigenStrategyApy:       decimalText(apy(stakers(eigen), eigen.tvl), apyPlaces),
-		EthAndLstStrategiesApy: decimalText(apy(stakers(eth), eth.tvl), apyPlaces),
+		EigenStrategyApy:       decimalText(groupAPY(pi, eigen.weekly, eigen.tvl), apyPlaces),
+		EthAndLstStrategiesApy: decimalText(groupAPY(pi, eth.weekly, eth.tvl), apyPlaces),
 		WeeklyIncentives:       &model.GroupAmounts{EigenStrategy: floorText(eigen.weekly), EthAndLstStrategies: floorText(eth.weekly)},
 		WeeklyRewardsEigen:     &model.GroupAmounts{EigenStrategy: "0", EthAndLstStrategies: "0"},
 	}
@@ -117,7 +136,7 @@ func incentivesFromStore(pi *store.ProgrammaticIncentives, withHoldings bool, am
 		total := new(big.Rat).Add(earnedEigen, earnedETH)
 		staked := new(big.Rat).Add(eigen.staked, eth.staked)
 		out.WeeklyRewardsEigen = &model.GroupAmounts{EigenStrategy: floorText(earnedEigen), EthAndLstStrategies: floorText(earnedETH)}
-		totalText, aggregate := floorText(total), decimalText(apy(total, staked), apyPlaces)
+		totalText, aggregate := floorText(total), decimalText(yearlyPercent(pi, total, staked), apyPlaces)
 		out.TotalWeeklyRewardsEigen, out.AggregateApy = &totalText, &aggregate
 	}
 	return out

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"math"
 	"math/big"
 	"testing"
 	"time"
@@ -94,5 +95,30 @@ func checkIncentives(t *testing.T, name string, got, want *model.ProgrammaticInc
 	}
 	if (got.WeekEnd == nil) != (want.WeekEnd == nil) || (got.WeekEnd != nil && !got.WeekEnd.Equal(*want.WeekEnd)) {
 		t.Errorf("%s: weekEnd = %v, want %v", name, got.WeekEnd, want.WeekEnd)
+	}
+}
+
+// TestStakerNativeAPY checks that a staker's nativeApy weighs each
+// strategy's incentive APY by the ETH value of its shares, and that the
+// aggregate APY adds it to the AVS rewards' APY.
+func TestStakerNativeAPY(t *testing.T) {
+	shares := []store.StrategyShares{
+		{StrategyAddress: "0xbeac0eeeeeeeeeeeeeeeeeeeeeeeeeeeeeebeac0", ETHValue: "30"},
+		{StrategyAddress: "0x00000000000000000000000000000000000000e1", ETHValue: "10"},
+		{StrategyAddress: "0x00000000000000000000000000000000000000a1", ETHValue: "60"}, // not incentivised
+	}
+	apys := []store.StakerAVSApy{{AVS: "0x00000000000000000000000000000000000000f1", Strategy: "0x00000000000000000000000000000000000000a1", APY: "5"}}
+	native := map[string]float64{
+		"0xbeac0eeeeeeeeeeeeeeeeeeeeeeeeeeeeeebeac0": 2,
+		"0x00000000000000000000000000000000000000e1": 40,
+		"0x00000000000000000000000000000000000000b2": 7, // not held
+	}
+	got := stakerRewardsFrom(shares, apys, nil, native)
+	// 0.3 × 2 + 0.1 × 40 = 4.6; the AVS adds 0.6 × 5 = 3.
+	if math.Abs(got.NativeApy-4.6) > 1e-12 || math.Abs(got.AggregateApy-7.6) > 1e-12 {
+		t.Errorf("native %v, aggregate %v; want 4.6 and 7.6", got.NativeApy, got.AggregateApy)
+	}
+	if got := stakerRewardsFrom(shares, apys, nil, nil); got.NativeApy != 0 || math.Abs(got.AggregateApy-3) > 1e-12 {
+		t.Errorf("without incentives: native %v, aggregate %v; want 0 and 3", got.NativeApy, got.AggregateApy)
 	}
 }

@@ -91,6 +91,7 @@ type loaders struct {
 	setSubmissionCounts      *dataloader.Loader[pageKey[struct{}], int]
 
 	snapshots         memo[store.SnapshotTrio]
+	incentives        memo[*store.ProgrammaticIncentives]
 	strategySnapshots memo[store.StrategySnapshotTrio]
 
 	// countDays reads the daily counts (see countPoints).
@@ -658,6 +659,17 @@ func (m *memo[T]) get(compute func() (T, error)) (T, error) {
 }
 
 type loadersKey struct{}
+
+// programmaticIncentives reads the programmatic incentives as of the
+// request's time, once per request.
+func (l *loaders) programmaticIncentives(ctx context.Context) (*store.ProgrammaticIncentives, error) {
+	return l.incentives.get(func() (*store.ProgrammaticIncentives, error) {
+		if err := l.spend(); err != nil {
+			return nil, err
+		}
+		return l.db.ProgrammaticIncentives(ctx, l.now, nil)
+	})
+}
 
 // spend records one read of the store that a resolver makes itself,
 // outside the loaders. It returns an error when the request's statement

@@ -1176,7 +1176,11 @@ func (r *stakerResolver) Rewards(ctx context.Context, obj *model.Staker) (*model
 	if err != nil {
 		return nil, err
 	}
-	return stakerRewardsFrom(set.Rows(), a, c), nil
+	native, err := stakerIncentiveAPYs(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return stakerRewardsFrom(set.Rows(), a, c, native), nil
 }
 
 // Deposits is the resolver for the deposits field.

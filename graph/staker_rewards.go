@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"sort"
 
 	"github.com/stakegraph/stakegraph/graph/model"
@@ -13,8 +14,9 @@ import (
 // of the AVS' APYs in it; an AVS's APY for the staker, and the staker's
 // aggregate APY, weigh each strategy's APY by the ETH value of the staker's
 // shares in it over the ETH value of all its shares. nativeApy, the APY of
-// programmatic incentives, is not computed and is 0.
-func stakerRewardsFrom(shares []store.StrategyShares, apys []store.StakerAVSApy, claims []store.ClaimedRewards) *model.StakerRewards {
+// programmatic incentives, weighs native's APY of each strategy (nil when
+// the staker earns no incentives) the same way, and adds to the aggregate.
+func stakerRewardsFrom(shares []store.StrategyShares, apys []store.StakerAVSApy, claims []store.ClaimedRewards, native map[string]float64) *model.StakerRewards {
 	weight := map[string]float64{}
 	total := 0.0
 	for _, s := range shares {
@@ -57,5 +59,28 @@ func stakerRewardsFrom(shares []store.StrategyShares, apys []store.StakerAVSApy,
 	for _, s := range out.StrategyApys {
 		out.AggregateApy += weight[s.StrategyAddress] * s.Apy
 	}
+	for strategy, apy := range native {
+		out.NativeApy += weight[strategy] * apy
+	}
+	out.AggregateApy += out.NativeApy
 	return out
+}
+
+// stakerIncentiveAPYs returns the programmatic incentives' APY of each
+// strategy for staker, or nil when it earns none: incentives for all
+// earners go to stakers delegated to an operator registered with at least
+// one AVS.
+func stakerIncentiveAPYs(ctx context.Context, staker *model.Staker) (map[string]float64, error) {
+	if staker.OperatorAddress == nil {
+		return nil, nil
+	}
+	op, err := operatorByAddress(ctx, *staker.OperatorAddress)
+	if err != nil || op == nil || op.TotalAvs == 0 {
+		return nil, err
+	}
+	pi, err := loadersFor(ctx).programmaticIncentives(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return incentiveAPYs(pi), nil
 }

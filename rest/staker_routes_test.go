@@ -423,7 +423,14 @@ func testStakerDetail(t *testing.T, c *client) {
 	if len(picks) < 5 {
 		t.Fatalf("only %d stakers to check", len(picks))
 	}
-	withAPY, withClaims := 0, 0
+	withAPY, withClaims, withNative := 0, 0, 0
+	var incentives struct{ EigenStrategyApy, EthAndLstStrategiesApy string }
+	c.okEE(t, "/rewards/programmatic-incentives", &incentives)
+	incentiveAPY := 0.0
+	for _, a := range []string{incentives.EigenStrategyApy, incentives.EthAndLstStrategiesApy} {
+		f, _ := strconv.ParseFloat(a, 64)
+		incentiveAPY = max(incentiveAPY, f)
+	}
 	for _, addr := range picks {
 		var d detail
 		c.okEE(t, "/stakers/"+addr+"?withTvl=true&withRewards=true", &d)
@@ -463,11 +470,25 @@ func testStakerDetail(t *testing.T, c *client) {
 		for _, s := range rw.StrategyApys {
 			most = max(most, s.Apy)
 		}
-		if math.Abs(sum-rw.AggregateApy) > 1e-9*max(1, sum) || rw.AggregateApy < 0 || rw.AggregateApy > most+1e-9 || rw.NativeApy != 0 {
-			t.Errorf("staker %s: aggregate APY %v, AVS APYs sum to %v, strategies' largest %v, native %v", addr, rw.AggregateApy, sum, most, rw.NativeApy)
+		// nativeApy averages the incentive groups' APYs over the staker's
+		// holdings (0 where it holds no named strategy), only for a staker
+		// whose operator serves an AVS; the aggregate adds it.
+		var earns bool
+		if err := storetest.SQL(t, c.db).Get(&earns, `
+			SELECT EXISTS (SELECT 1 FROM stakers s JOIN operators o ON o.address = s.operator_address
+			               WHERE s.address = $1 AND o.total_avs > 0)`, addr); err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(sum+rw.NativeApy-rw.AggregateApy) > 1e-9*max(1, sum) || rw.AggregateApy < 0 || rw.AggregateApy > most+incentiveAPY+1e-9 ||
+			rw.NativeApy < 0 || rw.NativeApy > incentiveAPY+1e-9 || (!earns && rw.NativeApy != 0) {
+			t.Errorf("staker %s: aggregate APY %v, AVS APYs sum to %v, strategies' largest %v, native %v (incentive APYs up to %v, earns %v)",
+				addr, rw.AggregateApy, sum, most, rw.NativeApy, incentiveAPY, earns)
 		}
 		if rw.AggregateApy > 0 {
 			withAPY++
+		}
+		if rw.NativeApy > 0 {
+			withNative++
 		}
 		var claims []struct{ Token, Amount string }
 		if err := storetest.SQL(t, c.db).Select(&claims, `
@@ -490,6 +511,9 @@ func testStakerDetail(t *testing.T, c *client) {
 	}
 	if withAPY == 0 || withClaims == 0 {
 		t.Errorf("%d stakers with an APY and %d with claims; both must be exercised", withAPY, withClaims)
+	}
+	if withNative == 0 {
+		t.Errorf("no staker checked earns programmatic incentives")
 	}
 	c.failsEE(t, "/stakers/0x00000000000000000000000000000000000000ff", http.StatusNotFound, "not_found", "0x00000000000000000000000000000000000000ff")
 	c.failsEE(t, "/stakers/0x12", http.StatusUnprocessableEntity, "unprocessable_entity", "address")

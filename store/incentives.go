@@ -18,9 +18,10 @@ const incentivesWeek = 7 * 24 * 3600
 // unit, rounded down; TVLETH is the current ETH value of the shares of the
 // group's strategies that the week's submissions name.
 type IncentiveGroup struct {
-	Eigen        bool   `db:"eigen"`
-	WeeklyAmount string `db:"weekly_amount"`
-	TVLETH       string `db:"tvl_eth"`
+	Eigen        bool           `db:"eigen"`
+	WeeklyAmount string         `db:"weekly_amount"`
+	TVLETH       string         `db:"tvl_eth"`
+	Strategies   pq.StringArray `db:"strategies"` // the strategies the week's submissions name
 }
 
 // IncentiveToken is a token with what valuing a holding of it needs: its
@@ -106,6 +107,7 @@ func (db *DB) ProgrammaticIncentives(ctx context.Context, now time.Time, tokens 
 			    GROUP BY rss.strategy_address
 			)
 			SELECT s.kind = 'eigen' AS eigen, floor(sum(p.amount))::text AS weekly_amount,
+			       array_agg(s.address ORDER BY s.address) AS strategies,
 			       COALESCE(sum(strategy_eth(s.total_shares, s.shares_to_underlying, s.decimals, s.eth_price)), 0)::text AS tvl_eth
 			FROM paid p
 			JOIN strategies s ON s.address = p.strategy_address

@@ -294,9 +294,11 @@ type StakerRewards struct {
 	// The staker's APY: each strategy's APY (`strategyApys`) weighted by the ETH
 	// value of the staker's shares in it, plus `nativeApy`.
 	AggregateApy float64 `json:"aggregateApy"`
-	// The APY of EigenLayer's programmatic incentives. The service does not
-	// compute it (EIGEN incentives are distributed by off-chain calculation), so
-	// it is 0.
+	// The APY of EigenLayer's programmatic incentives for the staker: the APY of
+	// each strategy's incentive group (`Query.programmaticIncentives`) weighted
+	// by the ETH value of the staker's shares in it. 0 unless the staker is
+	// delegated to an operator registered with at least one AVS, as incentives
+	// for all earners require.
 	NativeApy float64 `json:"nativeApy"`
 	// What the staker claimed from the RewardsCoordinator (RewardsClaimed events as earner), per token, by token address.
 	TokenAmounts []*ClaimedRewards `json:"tokenAmounts"`
