@@ -52,31 +52,26 @@ func (h *handlers) metrics(w http.ResponseWriter, r *http.Request) {
 // serveWithChange serves a metric route whose only parameter is the
 // withChange toggle; without it the change24h and change7d keys are absent.
 func (h *handlers) serveWithChange(op string) http.HandlerFunc {
-	return h.serveSeriesWithChange(op, "")
+	return h.serveSeriesWithChange(op, "", "")
 }
 
 // restakingRatio serves GET /metrics/restaking-ratio; without a recorded
 // ETH supply there is no ratio to give.
-func (h *handlers) restakingRatio(w http.ResponseWriter, r *http.Request) {
-	p := newParams(r.URL.Query())
-	vs := vars{"withChange": p.Bool("withChange")}
-	if err := p.Err(); err != nil {
-		respond.Error(w, r, err)
-		return
-	}
-	h.serve(w, r, restakingRatioOp, vs,
-		"the restaking ratio is unknown: no ETH supply has been recorded (the indexer's --eth-supply source)", "metrics", "result")
+func (h *handlers) restakingRatio() http.HandlerFunc {
+	return h.serveSeriesWithChange(restakingRatioOp, "",
+		"the restaking ratio is unknown: no ETH supply has been recorded (the indexer's --eth-supply source)")
 }
 
 // totalCount serves GET /metrics/total-{avs,operators,deposits}: the count
 // of series, a value of the CountSeries enum.
 func (h *handlers) totalCount(series string) http.HandlerFunc {
-	return h.serveSeriesWithChange(totalCountOp, series)
+	return h.serveSeriesWithChange(totalCountOp, series, "")
 }
 
 // serveSeriesWithChange is serveWithChange for an operation that also
-// takes series, unless it is "".
-func (h *handlers) serveSeriesWithChange(op, series string) http.HandlerFunc {
+// takes series, unless it is "", and whose null result is answered 404
+// with notFoundMsg.
+func (h *handlers) serveSeriesWithChange(op, series, notFoundMsg string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p := newParams(r.URL.Query())
 		vs := vars{"withChange": p.Bool("withChange")}
@@ -87,7 +82,7 @@ func (h *handlers) serveSeriesWithChange(op, series string) http.HandlerFunc {
 			respond.Error(w, r, err)
 			return
 		}
-		h.serve(w, r, op, vs, "", "metrics", "result")
+		h.serve(w, r, op, vs, notFoundMsg, "metrics", "result")
 	}
 }
 

@@ -116,7 +116,7 @@ func NewHandler(cfg Config) http.Handler {
 		r.Get("/metrics/total-withdrawals", h.serveWithChange(totalWithdrawalsOp))
 		r.Get("/metrics/total-stakers", h.serveWithChange(totalStakersOp))
 		r.Get("/metrics/deployment-ratio", h.serveWithChange(deploymentRatioOp))
-		r.Get("/metrics/restaking-ratio", h.restakingRatio)
+		r.Get("/metrics/restaking-ratio", h.restakingRatio())
 		r.Get("/metrics/total-avs", h.totalCount("avs"))
 		r.Get("/metrics/total-operators", h.totalCount("operators"))
 		r.Get("/metrics/tvl", h.serveWithChange(totalTVLOp))

@@ -8,6 +8,11 @@ import (
 	"github.com/lib/pq"
 )
 
+// startedIncentives selects, with rewards_submissions as rs, the started
+// incentive submissions as of $1: those for all stakers and for all
+// earners, with a duration, begun by then.
+const startedIncentives = `rs.kind IN ('for_all', 'for_all_earners') AND rs.duration > 0 AND rs.start_timestamp <= $1`
+
 // incentivesWeek is the period, in seconds, over which programmatic
 // incentives are stated: one week.
 const incentivesWeek = 7 * 24 * 3600
@@ -69,14 +74,14 @@ func (db *DB) ProgrammaticIncentives(ctx context.Context, now time.Time, tokens 
 	var rows []ProgrammaticIncentives
 	if err := db.selectContext(ctx, &rows, `
 		WITH latest AS (
-		    SELECT token_address, max(start_timestamp + duration) AS week_end
-		    FROM rewards_submissions
-		    WHERE kind IN ('for_all', 'for_all_earners') AND duration > 0 AND start_timestamp <= $1
-		      AND token_address = (
-		          SELECT token_address FROM rewards_submissions
-		          WHERE kind IN ('for_all', 'for_all_earners') AND duration > 0 AND start_timestamp <= $1
-		          ORDER BY block_number DESC, log_index DESC LIMIT 1)
-		    GROUP BY token_address
+		    SELECT rs.token_address, max(rs.start_timestamp + rs.duration) AS week_end
+		    FROM rewards_submissions rs
+		    WHERE `+startedIncentives+`
+		      AND rs.token_address = (
+		          SELECT rs.token_address FROM rewards_submissions rs
+		          WHERE `+startedIncentives+`
+		          ORDER BY rs.block_number DESC, rs.log_index DESC LIMIT 1)
+		    GROUP BY rs.token_address
 		)
 		SELECT l.token_address, COALESCE(t.decimals, 18) AS decimals, COALESCE(t.eth_price, 0)::text AS eth_price,
 		       to_timestamp(l.week_end) AS week_end,
@@ -96,7 +101,7 @@ func (db *DB) ProgrammaticIncentives(ctx context.Context, now time.Time, tokens 
 			           GREATEST(0, LEAST(rs.start_timestamp + rs.duration, $2)
 			                       - GREATEST(rs.start_timestamp, $2 - $4)) AS overlap
 			    FROM rewards_submissions rs
-			    WHERE rs.kind IN ('for_all', 'for_all_earners') AND rs.duration > 0 AND rs.start_timestamp <= $1
+			    WHERE `+startedIncentives+`
 			      AND rs.token_address = $3
 			      AND rs.start_timestamp < $2 AND rs.start_timestamp + rs.duration > $2 - $4
 			), paid AS (
