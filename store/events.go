@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lib/pq"
@@ -48,9 +49,16 @@ func (db *DB) ListDelegationEvents(ctx context.Context, f DelegationEventFilter,
 // CountDelegationEvents returns the number of delegation events matching f.
 func (db *DB) CountDelegationEvents(ctx context.Context, f DelegationEventFilter) (int, error) {
 	var q queryArgs
-	conds := f.conditions(&q)
-	return db.countRows(ctx, "count delegation events", `
-		SELECT count(*) FROM delegation_events e `+where(conds...), q.args...)
+	count := func(from, to time.Time) string {
+		g := f
+		g.Start, g.End = from, to
+		return `SELECT count(*) FROM delegation_events e ` + where(g.conditions(&q)...)
+	}
+	if f.TxHash == "" && f.Type == "" && f.Strategy == "" && f.Staker == "" {
+		return db.countRows(ctx, "count delegation events",
+			"SELECT "+dayCounted(&q, dayCountedDelegations, f.Operator, f.Start, f.End, count), q.args...)
+	}
+	return db.countRows(ctx, "count delegation events", count(f.Start, f.End), q.args...)
 }
 
 // countRows runs a statement that selects one count.
@@ -145,9 +153,16 @@ func (db *DB) CountDeposits(ctx context.Context, f DepositFilter) (int, error) {
 			SELECT COALESCE((SELECT total_deposits FROM daily_snapshots ORDER BY day DESC LIMIT 1), 0)`)
 	}
 	var q queryArgs
-	conds := f.conditions(&q)
-	return db.countRows(ctx, "count deposits", `
-		SELECT count(*) FROM deposits d `+where(conds...), q.args...)
+	count := func(from, to time.Time) string {
+		g := f
+		g.Start, g.End = from, to
+		return `SELECT count(*) FROM deposits d ` + where(g.conditions(&q)...)
+	}
+	if f.TxHash == "" && f.Token == "" && f.Staker == "" {
+		return db.countRows(ctx, "count deposits",
+			"SELECT "+dayCounted(&q, dayCountedDeposits, f.Strategy, f.Start, f.End, count), q.args...)
+	}
+	return db.countRows(ctx, "count deposits", count(f.Start, f.End), q.args...)
 }
 
 // The kinds of withdrawal event.
@@ -293,14 +308,28 @@ func (db *DB) ListWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter,
 // CountWithdrawalEvents returns the number of withdrawal events matching f.
 func (db *DB) CountWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter) (int, error) {
 	var q queryArgs
-	sum := ""
-	for i, b := range f.branches(&q, "ALL") {
-		if i > 0 {
-			sum += " + "
+	byDay := f.TxHash == "" && f.Root == "" && f.DelegatedTo == "" && f.Withdrawer == "" && f.Staker == ""
+	var sums []string
+	for _, typ := range []string{WithdrawalEventQueued, WithdrawalEventCompleted} {
+		if f.Type != "" && f.Type != typ {
+			continue
 		}
-		sum += "(SELECT count(*) FROM (" + b + ") b)"
+		count := func(from, to time.Time) string {
+			g := f
+			g.Type, g.Start, g.End = typ, from, to
+			return "SELECT count(*) FROM (" + g.branches(&q, "ALL")[0] + ") b"
+		}
+		feed := dayCountedWithdrawalQueued
+		if typ == WithdrawalEventCompleted {
+			feed = dayCountedWithdrawalCompleted
+		}
+		if byDay {
+			sums = append(sums, dayCounted(&q, feed, "", f.Start, f.End, count))
+		} else {
+			sums = append(sums, "("+count(f.Start, f.End)+")")
+		}
 	}
-	return db.countRows(ctx, "count withdrawal events", "SELECT "+sum, q.args...)
+	return db.countRows(ctx, "count withdrawal events", "SELECT "+strings.Join(sums, " + "), q.args...)
 }
 
 // RewardsEventFilter selects rewards submissions as events. The time range
