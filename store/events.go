@@ -209,9 +209,10 @@ type WithdrawalEvent struct {
 	ETHValues         pq.StringArray `db:"eth_values"`
 }
 
-// withdrawalEventBranches returns the SELECTs of the queued and completed
-// events matching f, each ordered newest first and limited to limit rows
-// (a placeholder); a Type filter leaves one branch out.
+// branches returns the SELECTs of the sort keys (time, block, log index)
+// of the queued and completed events matching f, each ordered newest first
+// and limited to limit rows (a placeholder); a Type filter leaves one
+// branch out.
 func (f WithdrawalEventFilter) branches(q *queryArgs, limit string) []string {
 	var common []string
 	if f.Root != "" {
@@ -238,8 +239,7 @@ func (f WithdrawalEventFilter) branches(q *queryArgs, limit string) []string {
 			conds = append(conds, "w.tx_hash = "+tx)
 		}
 		out = append(out, `
-			SELECT '`+WithdrawalEventQueued+`' AS type, w.withdrawal_root, w.tx_hash,
-			       w.block_number, w.log_index, w.created_at AS block_time
+			SELECT '`+WithdrawalEventQueued+`' AS type, w.block_number, w.log_index, w.created_at AS block_time
 			FROM withdrawals w
 			`+where(conds...)+`
 			ORDER BY w.created_at DESC, w.block_number DESC, w.log_index DESC
@@ -251,8 +251,8 @@ func (f WithdrawalEventFilter) branches(q *queryArgs, limit string) []string {
 			conds = append(conds, "w.completed_tx_hash = "+tx)
 		}
 		out = append(out, `
-			SELECT '`+WithdrawalEventCompleted+`' AS type, w.withdrawal_root, w.completed_tx_hash AS tx_hash,
-			       w.completed_block AS block_number, w.completed_log_index AS log_index, w.completed_at AS block_time
+			SELECT '`+WithdrawalEventCompleted+`' AS type, w.completed_block AS block_number,
+			       w.completed_log_index AS log_index, w.completed_at AS block_time
 			FROM withdrawals w
 			`+where(conds...)+`
 			ORDER BY w.completed_at DESC, w.completed_block DESC, w.completed_log_index DESC
@@ -262,8 +262,9 @@ func (f WithdrawalEventFilter) branches(q *queryArgs, limit string) []string {
 }
 
 // ListWithdrawalEvents returns one page of the withdrawal events matching
-// f, newest first. Each branch (queued, completed) reads at most skip+take
-// rows from its index, and the page is cut from their merge.
+// f, newest first. Each branch (queued, completed) reads the sort keys of
+// at most skip+take events from its index, without visiting the table;
+// the page is cut from their merge, and only its withdrawals are read.
 func (db *DB) ListWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter, p Page) ([]WithdrawalEvent, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -279,7 +280,7 @@ func (db *DB) ListWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter,
 	}
 	var out []WithdrawalEvent
 	if err := db.selectContext(ctx, &out, `
-		SELECT x.type, x.tx_hash, x.block_number, x.log_index, x.block_time,
+		SELECT x.type, w.tx_hash, x.block_number, x.log_index, x.block_time,
 		       w.withdrawal_root, w.nonce::text AS nonce, w.staker_address, w.delegated_to,
 		       w.withdrawer_address, w.start_block,
 		       v.strategies, v.shares, v.underlying_tokens, v.underlying_values, v.eth_values
@@ -289,7 +290,19 @@ func (db *DB) ListWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter,
 			ORDER BY e.block_time DESC, e.block_number DESC, e.log_index DESC
 			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
 		) x
-		JOIN withdrawals w ON w.withdrawal_root = x.withdrawal_root
+		CROSS JOIN LATERAL (
+			-- The event's withdrawal, by the event's block and log index.
+			SELECT w.withdrawal_root, w.tx_hash, w.nonce, w.staker_address, w.delegated_to,
+			       w.withdrawer_address, w.start_block, w.strategies, w.shares
+			FROM withdrawals w
+			WHERE x.type = '`+WithdrawalEventQueued+`' AND w.block_number = x.block_number AND w.log_index = x.log_index
+			UNION ALL
+			SELECT w.withdrawal_root, w.completed_tx_hash, w.nonce, w.staker_address, w.delegated_to,
+			       w.withdrawer_address, w.start_block, w.strategies, w.shares
+			FROM withdrawals w
+			WHERE x.type = '`+WithdrawalEventCompleted+`' AND w.is_completed
+			  AND w.completed_block = x.block_number AND w.completed_log_index = x.log_index
+		) w
 		CROSS JOIN LATERAL (
 			SELECT array_agg(u.strategy::text ORDER BY u.i) AS strategies,
 			       array_agg(u.shares::text ORDER BY u.i) AS shares,

@@ -1,0 +1,61 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
+)
+
+// TestWithdrawalEventPages checks pages of the withdrawal event feed, whose
+// branches read only sort keys, against the plain ordering of every event:
+// each type and both together, shallow and deep pages, and the fields that
+// come from the withdrawal.
+func TestWithdrawalEventPages(t *testing.T) {
+	db := maintainedWorld(t)
+	ctx := context.Background()
+	sql := storetest.SQL(t, db)
+	var first, last time.Time
+	if err := sql.QueryRowContext(ctx, `SELECT min(created_at), greatest(max(created_at), max(completed_at)) FROM withdrawals`).Scan(&first, &last); err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []string{"", store.WithdrawalEventQueued, store.WithdrawalEventCompleted} {
+		for _, skip := range []int{0, 1, 37, 150, 400} {
+			f := store.WithdrawalEventFilter{Start: first, End: last, Type: typ}
+			got, err := db.ListWithdrawalEvents(ctx, f, store.Page{Skip: skip, Take: 25})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			if err := sql.SelectContext(ctx, &want, `
+				SELECT type || ' ' || tx_hash || ' ' || withdrawal_root || ' ' || staker_address FROM (
+					SELECT 'WITHDRAWAL_QUEUED' AS type, tx_hash, withdrawal_root, staker_address,
+					       created_at AS at, block_number AS block, log_index AS log
+					FROM withdrawals
+					UNION ALL
+					SELECT 'WITHDRAWAL_COMPLETED', completed_tx_hash, withdrawal_root, staker_address,
+					       completed_at, completed_block, completed_log_index
+					FROM withdrawals WHERE is_completed
+				) e
+				WHERE $1 = '' OR type = $1
+				ORDER BY at DESC, block DESC, log DESC
+				LIMIT 25 OFFSET $2`, typ, skip); err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 {
+				t.Fatalf("type %q skip %d: the world has no such events", typ, skip)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("type %q skip %d: %d events; want %d", typ, skip, len(got), len(want))
+			}
+			for i, e := range got {
+				if s := fmt.Sprintf("%s %s %s %s", e.Type, e.TxHash, e.WithdrawalRoot, e.StakerAddress); s != want[i] {
+					t.Fatalf("type %q skip %d: event %d is %s; want %s", typ, skip, i, s, want[i])
+				}
+			}
+		}
+	}
+}
