@@ -59,3 +59,45 @@ func TestWithdrawalEventPages(t *testing.T) {
 		}
 	}
 }
+
+// TestStakerPages checks pages of the staker list, read by address from an
+// index, against the plain ordering, with and without an update time.
+func TestStakerPages(t *testing.T) {
+	db := maintainedWorld(t)
+	ctx := context.Background()
+	sql := storetest.SQL(t, db)
+	var since time.Time
+	if err := sql.GetContext(ctx, &since, `SELECT percentile_disc(0.7) WITHIN GROUP (ORDER BY updated_at) FROM stakers`); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []store.StakerFilter{{}, {UpdatedSince: since}} {
+		for _, skip := range []int{0, 13, 1000, 1790} {
+			got, err := db.ListStakers(ctx, f, store.Page{Skip: skip, Take: 12})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			if err := sql.SelectContext(ctx, &want, `
+				SELECT address FROM stakers
+				WHERE $1::timestamptz IS NULL OR updated_at >= $1
+				ORDER BY address LIMIT 12 OFFSET $2`, nullTime(f.UpdatedSince), skip); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%+v skip %d: %d stakers; want %d", f, skip, len(got), len(want))
+			}
+			for i, s := range got {
+				if s.Address != want[i] {
+					t.Fatalf("%+v skip %d: staker %d is %s; want %s", f, skip, i, s.Address, want[i])
+				}
+			}
+		}
+	}
+}
+
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}

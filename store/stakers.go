@@ -147,12 +147,19 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 		return nil, err
 	}
 	var out []Staker
+	// The page's addresses come from an index-only scan, so the skipped
+	// stakers' rows are never read; only the page's are.
 	if err := db.selectContext(ctx, &out, `
 		SELECT `+stakerColumns+`
-		FROM stakers s
-		WHERE ($1::timestamptz IS NULL OR s.updated_at >= $1)
-		ORDER BY s.address
-		LIMIT $2 OFFSET $3`, f.since(), p.Take, p.Skip); err != nil {
+		FROM (
+			SELECT s.address
+			FROM stakers s
+			WHERE ($1::timestamptz IS NULL OR s.updated_at >= $1)
+			ORDER BY s.address
+			LIMIT $2 OFFSET $3
+		) k
+		JOIN stakers s ON s.address = k.address
+		ORDER BY s.address`, f.since(), p.Take, p.Skip); err != nil {
 		return nil, fmt.Errorf("list stakers: %w", Classify(err))
 	}
 	return out, nil
