@@ -101,3 +101,36 @@ func nullTime(t time.Time) any {
 	}
 	return t
 }
+
+// TestAVSStakerCounts checks that an AVS's number of stakers, read from
+// its refreshed totalStakers, is the number of stakers its list selects,
+// counted row by row, for every AVS.
+func TestAVSStakerCounts(t *testing.T) {
+	db := maintainedWorld(t)
+	ctx := context.Background()
+	var avs []string
+	if err := storetest.SQL(t, db).SelectContext(ctx, &avs, `SELECT address FROM avs ORDER BY address`); err != nil {
+		t.Fatal(err)
+	}
+	kept, err := db.CountAVSStakers(ctx, avs, store.StakerFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every staker was updated after 2000, so this counts them row by row.
+	counted, err := db.CountAVSStakers(ctx, avs, store.StakerFilter{UpdatedSince: time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withStakers := 0
+	for _, a := range avs {
+		if kept[a] != counted[a] {
+			t.Errorf("AVS %s: %d stakers kept; %d counted", a, kept[a], counted[a])
+		}
+		if counted[a] > 0 {
+			withStakers++
+		}
+	}
+	if withStakers < 2 {
+		t.Fatalf("%d of %d AVS have stakers; the test needs more", withStakers, len(avs))
+	}
+}

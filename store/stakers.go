@@ -114,7 +114,16 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, 
 
 // CountAVSStakers returns the number of stakers (as ListAVSStakers selects
 // them) of each of the given AVS; AVS with none are left out of the map.
+// The number of all an AVS's stakers is its totalStakers, which every
+// refresh derives by the same rule, instead of a count of the stakers of
+// all its operators.
 func (db *DB) CountAVSStakers(ctx context.Context, avs []string, f StakerFilter) (map[string]int, error) {
+	if f == (StakerFilter{}) {
+		return db.countByKey(ctx, "count avs stakers", `
+			SELECT a.address AS key, a.total_stakers AS n
+			FROM avs a
+			WHERE a.address = ANY($1) AND a.total_stakers > 0`, pq.Array(avs))
+	}
 	return db.countByKey(ctx, "count avs stakers", `
 		SELECT a.address AS key, count(*) AS n
 		FROM avs a
