@@ -121,8 +121,30 @@ func (db *DB) ListDeposits(ctx context.Context, f DepositFilter, p Page) ([]Depo
 	}
 	var q queryArgs
 	conds := f.conditions(&q)
+	with, offset := "", q.add(p.Skip)
+	if p.Skip >= bucketSkip && f.TxHash == "" && f.Token == "" && f.Staker == "" && f.Start.IsZero() && f.End.IsZero() {
+		// A deep page of every deposit, or of a strategy's, starts in
+		// the UTC day that holds its first row: the kept day counts,
+		// summed from the newest day down (a row per day), give that day
+		// and the rows of the newer days, so the scan skips only within
+		// the day instead of walking skip index entries.
+		with = `
+		WITH days AS (
+		    SELECT c.day, c.n, sum(c.n) OVER (ORDER BY c.day DESC) AS through
+		    FROM event_day_counts c
+		    WHERE c.feed = ` + q.add(dayCountedDeposits) + ` AND c.subject = ` + q.add(f.Strategy) + `
+		), start AS (
+		    SELECT (d.day + 1)::timestamp AT TIME ZONE 'UTC' AS before, ` + offset + ` - (d.through - d.n) AS skip
+		    FROM days d
+		    WHERE d.through > ` + offset + `
+		    ORDER BY d.day DESC
+		    LIMIT 1
+		)`
+		conds = append(conds, "d.block_time < (SELECT before FROM start)")
+		offset = "(SELECT skip FROM start)"
+	}
 	var out []Deposit
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, with+`
 		SELECT d.tx_hash, d.block_number, d.log_index, d.block_time, d.staker_address,
 		       COALESCE(d.token_address, s.underlying_token) AS token_address,
 		       d.strategy_address, d.shares::text AS shares, s.underlying_token,
@@ -133,7 +155,7 @@ func (db *DB) ListDeposits(ctx context.Context, f DepositFilter, p Page) ([]Depo
 			FROM deposits d
 			`+where(conds...)+`
 			ORDER BY d.block_time DESC, d.block_number DESC, d.log_index DESC
-			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
+			LIMIT `+q.add(p.Take)+` OFFSET `+offset+`
 		) x
 		JOIN deposits d ON d.block_number = x.block_number AND d.log_index = x.log_index
 		LEFT JOIN strategies s ON s.address = d.strategy_address

@@ -134,3 +134,46 @@ func TestAVSStakerCounts(t *testing.T) {
 		t.Fatalf("%d of %d AVS have stakers; the test needs more", withStakers, len(avs))
 	}
 }
+
+// TestDeepDepositPages checks that deep pages of the deposit list, which
+// start at the day the kept day counts point to, are exactly the pages of
+// the plain ordering, for every deposit and for a strategy's, up to and
+// past the end of the list.
+func TestDeepDepositPages(t *testing.T) {
+	db := maintainedWorld(t)
+	defer store.SetBucketSkip(100)()
+	ctx := context.Background()
+	sql := storetest.SQL(t, db)
+	var strategy string
+	var total int
+	if err := sql.QueryRowContext(ctx, `SELECT strategy_address, count(*) FROM deposits GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1`).Scan(&strategy, &total); err != nil {
+		t.Fatal(err)
+	}
+	if total < 1000 {
+		t.Fatalf("the largest strategy has %d deposits; the test needs 1000", total)
+	}
+	for _, f := range []store.DepositFilter{{}, {Strategy: strategy}} {
+		for _, skip := range []int{99, 100, 101, 777, 2500, total - 7, total, total + 3} {
+			got, err := db.ListDeposits(ctx, f, store.Page{Skip: skip, Take: 12})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			if err := sql.SelectContext(ctx, &want, `
+				SELECT tx_hash || ' ' || log_index FROM deposits
+				WHERE $1 = '' OR strategy_address = $1
+				ORDER BY block_time DESC, block_number DESC, log_index DESC
+				LIMIT 12 OFFSET $2`, f.Strategy, skip); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%+v skip %d: %d deposits; want %d", f, skip, len(got), len(want))
+			}
+			for i, d := range got {
+				if s := fmt.Sprintf("%s %d", d.TxHash, d.LogIndex); s != want[i] {
+					t.Fatalf("%+v skip %d: deposit %d is %s; want %s", f, skip, i, s, want[i])
+				}
+			}
+		}
+	}
+}

@@ -1,7 +1,7 @@
 package store
 
-// SetBucketSkip sets the skip from which ListWithdrawals reads deep pages
-// by block bucket counts, for a test, and returns the function restoring
+// SetBucketSkip sets the skip from which ListWithdrawals and ListDeposits
+// read deep pages by kept counts, for a test, and returns the function restoring
 // it.
 func SetBucketSkip(n int) (restore func()) {
 	old := bucketSkip

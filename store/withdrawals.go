@@ -104,7 +104,8 @@ const keysetSkip = 1000
 
 // bucketSkip is the skip from which ListWithdrawals finds the first key of
 // a page of the whole list, or of an operator's or a strategy's, from the
-// block bucket counts rather than by walking skip index entries: below it,
+// block bucket counts (and ListDeposits from the day counts) rather than
+// by walking skip index entries: below it,
 // the walk (an index-only scan) costs less than summing the buckets (a few
 // hundred rows, about 2 ms). A variable for the tests.
 var bucketSkip = 5000
