@@ -177,3 +177,59 @@ func TestDeepDepositPages(t *testing.T) {
 		}
 	}
 }
+
+// TestAVSStakerPages checks pages of an AVS's stakers, read operator by
+// operator, against the plain ordering of the stakers its totalStakers
+// counts, with and without an update time, for the AVS with the most
+// operators.
+func TestAVSStakerPages(t *testing.T) {
+	db := maintainedWorld(t)
+	ctx := context.Background()
+	sql := storetest.SQL(t, db)
+	var avs string
+	var total int
+	if err := sql.QueryRowContext(ctx, `SELECT address, total_stakers FROM avs ORDER BY total_operators DESC, address LIMIT 1`).Scan(&avs, &total); err != nil {
+		t.Fatal(err)
+	}
+	var since time.Time
+	if err := sql.GetContext(ctx, &since, `SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY updated_at) FROM stakers`); err != nil {
+		t.Fatal(err)
+	}
+	if total < 200 {
+		t.Fatalf("the AVS has %d stakers; the test needs 200", total)
+	}
+	for _, f := range []store.StakerFilter{{}, {UpdatedSince: since}} {
+		for _, skip := range []int{0, 11, 150, total - 5, total + 1} {
+			got, err := db.ListAVSStakers(ctx, []string{avs}, f, store.Page{Skip: skip, Take: 12})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []string
+			if err := sql.SelectContext(ctx, &want, `
+				SELECT s.address
+				FROM avs a
+				JOIN avs_operators ao ON ao.avs_address = a.address AND ao.is_active
+				JOIN stakers s ON s.operator_address = ao.operator_address
+				WHERE a.address = $1
+				  AND ($2::timestamptz IS NULL OR s.updated_at >= $2)
+				  AND EXISTS (SELECT 1 FROM staker_shares ss
+				              WHERE ss.staker_address = s.address AND ss.shares > 0
+				                AND ss.strategy_address = ANY (a.restakeable_strategies))
+				ORDER BY ao.operator_address, s.address
+				LIMIT 12 OFFSET $3`, avs, nullTime(f.UpdatedSince), skip); err != nil {
+				t.Fatal(err)
+			}
+			if skip == 0 && len(want) == 0 {
+				t.Fatalf("%+v: the AVS has no such stakers", f)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%+v skip %d: %d stakers; want %d", f, skip, len(got), len(want))
+			}
+			for i, s := range got {
+				if s.Address != want[i] || s.Key != avs {
+					t.Fatalf("%+v skip %d: staker %d is %s of %s; want %s", f, skip, i, s.Address, s.Key, want[i])
+				}
+			}
+		}
+	}
+}

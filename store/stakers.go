@@ -86,8 +86,16 @@ const avsStakerCondition = `ao.is_active
 
 // ListAVSStakers returns, for each of the given AVS, one page of its
 // stakers (those its totalStakers counts) ordered by operator and staker
-// address, which walks the registration and staker indexes in order, all in
-// one statement. Rows are grouped by AVS in the order of avs.
+// address, all in one statement. Rows are grouped by AVS in the order of
+// avs.
+//
+// The AVS's operators are visited in address order and each one's stakers
+// are read from the staker index in address order, at most skip+take of
+// them (a LIMIT the planner cannot flatten), so a page stops reading once
+// it has its rows. Joined plainly, the planner merged the AVS's operators
+// with the whole staker index, walking the stakers of every operator
+// before the AVS's first: 266 ms for the first page of an AVS with two
+// operators on the bench data, 5 ms this way.
 func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, p Page) ([]OperatorStaker, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -100,9 +108,15 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, 
 			SELECT `+stakerColumns+`, row_number() OVER (ORDER BY ao.operator_address, s.address) AS rank
 			FROM avs a
 			JOIN avs_operators ao ON ao.avs_address = a.address
-			JOIN stakers s ON s.operator_address = ao.operator_address
-			WHERE a.address = k.key AND `+avsStakerCondition+`
-			  AND ($4::timestamptz IS NULL OR s.updated_at >= $4)
+			CROSS JOIN LATERAL (
+				SELECT s.*
+				FROM stakers s
+				WHERE s.operator_address = ao.operator_address AND `+avsStakerCondition+`
+				  AND ($4::timestamptz IS NULL OR s.updated_at >= $4)
+				ORDER BY s.address
+				LIMIT $2::bigint + $3::bigint
+			) s
+			WHERE a.address = k.key
 			ORDER BY ao.operator_address, s.address
 			LIMIT $2 OFFSET $3
 		) x
