@@ -5,13 +5,15 @@ import (
 	"time"
 )
 
-// The event feeds counted by UTC day in event_day_counts (migration
-// 00023), whose triggers keep the counts exact.
+// The event feeds counted by UTC day in event_day_counts (migrations
+// 00023 and 00026), whose triggers keep the counts exact; stakers count
+// there by the day of their last update.
 const (
 	dayCountedDeposits            = "deposit"
 	dayCountedDelegations         = "delegation"
 	dayCountedWithdrawalQueued    = "withdrawal_queued"
 	dayCountedWithdrawalCompleted = "withdrawal_completed"
+	dayCountedStakerUpdates       = "staker_updated"
 )
 
 // dayCounted returns an expression (in parentheses) of the number of the

@@ -28,10 +28,11 @@ func dayCountRanges(first, last time.Time) [][2]time.Time {
 	}
 }
 
-// TestEventDayCountsStayExact checks the feeds' totals, which add day
-// counts kept by triggers to row counts at the edges, against counting
-// rows: after a load, after a rollback (deletes, reopened completions)
-// and after a truncation.
+// TestEventDayCountsStayExact checks the feeds' totals (and the number of
+// stakers updated since a time), which add day counts kept by triggers to
+// row counts at the edges, against counting rows: after a load, after a
+// rollback (deletes, reopened completions, stakers derived again) and
+// after a truncation.
 func TestEventDayCountsStayExact(t *testing.T) {
 	db := maintainedWorld(t)
 	ctx := context.Background()
@@ -81,6 +82,15 @@ func TestEventDayCountsStayExact(t *testing.T) {
 				{"delegation events of an operator", func() (int, error) {
 					return db.CountDelegationEvents(ctx, store.DelegationEventFilter{Start: start, End: end, Operator: operator})
 				}, brute(`SELECT count(*) FROM delegation_events WHERE block_time BETWEEN $1 AND $2 AND operator_address = $3`, start, end, operator)},
+				{"delegation events of a type", func() (int, error) {
+					return db.CountDelegationEvents(ctx, store.DelegationEventFilter{Start: start, End: end, Type: "SHARES_INCREASED"})
+				}, brute(`SELECT count(*) FROM delegation_events WHERE block_time BETWEEN $1 AND $2 AND type = 'SHARES_INCREASED'`, start, end)},
+				{"delegation events of a type and an operator", func() (int, error) {
+					return db.CountDelegationEvents(ctx, store.DelegationEventFilter{Start: start, End: end, Type: "DELEGATION", Operator: operator})
+				}, brute(`SELECT count(*) FROM delegation_events WHERE block_time BETWEEN $1 AND $2 AND type = 'DELEGATION' AND operator_address = $3`, start, end, operator)},
+				{"stakers updated since", func() (int, error) {
+					return db.CountStakers(ctx, store.StakerFilter{UpdatedSince: start})
+				}, brute(`SELECT count(*) FROM stakers WHERE updated_at >= $1`, start)},
 				{"withdrawal events", func() (int, error) {
 					return db.CountWithdrawalEvents(ctx, store.WithdrawalEventFilter{Start: start, End: end})
 				}, brute(`SELECT (SELECT count(*) FROM withdrawals WHERE created_at BETWEEN $1 AND $2)
@@ -120,7 +130,7 @@ func TestEventDayCountsStayExact(t *testing.T) {
 	}
 	check("rolled back")
 
-	for _, table := range []string{"deposits", "delegation_events", "withdrawals"} {
+	for _, table := range []string{"deposits", "delegation_events", "withdrawals", "stakers"} {
 		if _, err := sql.ExecContext(ctx, `TRUNCATE `+table); err != nil {
 			t.Fatal(err)
 		}

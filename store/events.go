@@ -54,9 +54,12 @@ func (db *DB) CountDelegationEvents(ctx context.Context, f DelegationEventFilter
 		g.Start, g.End = from, to
 		return `SELECT count(*) FROM delegation_events e ` + where(g.conditions(&q)...)
 	}
-	if f.TxHash == "" && f.Type == "" && f.Strategy == "" && f.Staker == "" {
+	if f.TxHash == "" && f.Strategy == "" && f.Staker == "" {
+		// The day counts' subjects of delegation events: the operator,
+		// the type, and the type with the operator.
+		subject := strings.TrimSpace(f.Type + " " + f.Operator)
 		return db.countRows(ctx, "count delegation events",
-			"SELECT "+dayCounted(&q, dayCountedDelegations, f.Operator, f.Start, f.End, count), q.args...)
+			"SELECT "+dayCounted(&q, dayCountedDelegations, subject, f.Start, f.End, count), q.args...)
 	}
 	return db.countRows(ctx, "count delegation events", count(f.Start, f.End), q.args...)
 }

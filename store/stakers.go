@@ -190,14 +190,23 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 
 // CountStakers returns the number of stakers matching f. The number of all
 // stakers is the latest daily snapshot's, which every refresh derives in
-// the transaction that applies events.
+// the transaction that applies events; the number updated since a time
+// adds the kept day counts of stakers by their last update.
 func (db *DB) CountStakers(ctx context.Context, f StakerFilter) (int, error) {
 	if f == (StakerFilter{}) {
 		return db.countRows(ctx, "count stakers", `
 			SELECT COALESCE((SELECT total_stakers FROM daily_snapshots ORDER BY day DESC LIMIT 1), 0)`)
 	}
-	return db.countRows(ctx, "count stakers", `
-		SELECT count(*) FROM stakers s WHERE s.updated_at >= $1`, f.since())
+	var q queryArgs
+	count := func(from, to time.Time) string {
+		conds := []string{"s.updated_at >= " + q.add(from)}
+		if !to.IsZero() {
+			conds = append(conds, "s.updated_at <= "+q.add(to))
+		}
+		return `SELECT count(*) FROM stakers s ` + where(conds...)
+	}
+	return db.countRows(ctx, "count stakers",
+		"SELECT "+dayCounted(&q, dayCountedStakerUpdates, "", f.UpdatedSince, time.Time{}, count), q.args...)
 }
 
 // DelegationEvent is a stored delegation event. Strategy, Shares and the
