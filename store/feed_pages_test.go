@@ -61,7 +61,8 @@ func TestWithdrawalEventPages(t *testing.T) {
 }
 
 // TestStakerPages checks pages of the staker list, read by address from an
-// index, against the plain ordering, with and without an update time.
+// index, against the plain ordering, with and without an update time, up
+// to and past the end.
 func TestStakerPages(t *testing.T) {
 	db := maintainedWorld(t)
 	ctx := context.Background()
@@ -70,8 +71,15 @@ func TestStakerPages(t *testing.T) {
 	if err := sql.GetContext(ctx, &since, `SELECT percentile_disc(0.7) WITHIN GROUP (ORDER BY updated_at) FROM stakers`); err != nil {
 		t.Fatal(err)
 	}
+	var updated int
+	if err := sql.GetContext(ctx, &updated, `SELECT count(*) FROM stakers WHERE updated_at >= $1`, since); err != nil {
+		t.Fatal(err)
+	}
+	// Deep pages of the stakers updated since a time check the kept
+	// count first; a low threshold puts most of these pages past it.
+	defer store.SetBucketSkip(10)()
 	for _, f := range []store.StakerFilter{{}, {UpdatedSince: since}} {
-		for _, skip := range []int{0, 13, 1000, 1790} {
+		for _, skip := range []int{0, 9, 13, 1000, updated - 5, updated, updated + 1, 5000} {
 			got, err := db.ListStakers(ctx, f, store.Page{Skip: skip, Take: 12})
 			if err != nil {
 				t.Fatal(err)

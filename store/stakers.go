@@ -169,6 +169,17 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	var q queryArgs
+	var conds []string
+	if !f.UpdatedSince.IsZero() {
+		conds = append(conds, "s.updated_at >= "+q.add(f.UpdatedSince.UTC()))
+		if p.Skip >= bucketSkip {
+			// A deep page past the end of the stakers updated since the
+			// time is empty; the kept count says so before the scan
+			// walks every staker's index entry to find out.
+			conds = append(conds, stakersUpdatedSince(&q, f.UpdatedSince)+" > "+q.add(p.Skip))
+		}
+	}
 	var out []Staker
 	// The page's addresses come from an index-only scan, so the skipped
 	// stakers' rows are never read; only the page's are.
@@ -177,15 +188,29 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 		FROM (
 			SELECT s.address
 			FROM stakers s
-			WHERE ($1::timestamptz IS NULL OR s.updated_at >= $1)
+			`+where(conds...)+`
 			ORDER BY s.address
-			LIMIT $2 OFFSET $3
+			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
 		) k
 		JOIN stakers s ON s.address = k.address
-		ORDER BY s.address`, f.since(), p.Take, p.Skip); err != nil {
+		ORDER BY s.address`, q.args...); err != nil {
 		return nil, fmt.Errorf("list stakers: %w", Classify(err))
 	}
 	return out, nil
+}
+
+// stakersUpdatedSince returns an expression of the number of stakers last
+// updated at or after since, from the kept day counts of stakers by their
+// last update and the stakers of since's day.
+func stakersUpdatedSince(q *queryArgs, since time.Time) string {
+	count := func(from, to time.Time) string {
+		conds := []string{"s.updated_at >= " + q.add(from)}
+		if !to.IsZero() {
+			conds = append(conds, "s.updated_at <= "+q.add(to))
+		}
+		return `SELECT count(*) FROM stakers s ` + where(conds...)
+	}
+	return dayCounted(q, dayCountedStakerUpdates, "", since, time.Time{}, count)
 }
 
 // CountStakers returns the number of stakers matching f. The number of all
@@ -198,15 +223,7 @@ func (db *DB) CountStakers(ctx context.Context, f StakerFilter) (int, error) {
 			SELECT COALESCE((SELECT total_stakers FROM daily_snapshots ORDER BY day DESC LIMIT 1), 0)`)
 	}
 	var q queryArgs
-	count := func(from, to time.Time) string {
-		conds := []string{"s.updated_at >= " + q.add(from)}
-		if !to.IsZero() {
-			conds = append(conds, "s.updated_at <= "+q.add(to))
-		}
-		return `SELECT count(*) FROM stakers s ` + where(conds...)
-	}
-	return db.countRows(ctx, "count stakers",
-		"SELECT "+dayCounted(&q, dayCountedStakerUpdates, "", f.UpdatedSince, time.Time{}, count), q.args...)
+	return db.countRows(ctx, "count stakers", "SELECT "+stakersUpdatedSince(&q, f.UpdatedSince), q.args...)
 }
 
 // DelegationEvent is a stored delegation event. Strategy, Shares and the
