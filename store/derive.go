@@ -56,51 +56,12 @@ func (k keySet) arg() any {
 //     (beacon ETH) − Σ the deposit shares its queued withdrawals took; a zero
 //     sum leaves no row. Its deposit scaling factor is the latest
 //     DepositScalingFactorUpdated's (1e18 without one).
+//   - A staker's holding strategies are those of its positions with
+//     positive deposit shares, in address order; the positions are derived
+//     first for that.
 func (tx *Tx) deriveStakers(ctx context.Context, k keySet) error {
 	if k.empty() {
 		return nil
-	}
-	stakersSQL := fmt.Sprintf(`
-		WITH activity AS (
-		    SELECT staker_address AS address, block_number, block_time FROM delegation_events WHERE %[1]s
-		    UNION ALL SELECT staker_address, block_number, block_time FROM deposits WHERE %[1]s
-		    UNION ALL SELECT pod_owner, block_number, block_time FROM pod_share_events WHERE %[2]s
-		    UNION ALL SELECT staker_address, block_number, created_at FROM withdrawals WHERE %[1]s
-		), spans AS (
-		    SELECT address, min(block_number) AS first_block, max(block_number) AS last_block,
-		           min(block_time) AS first_time, max(block_time) AS last_time
-		    FROM activity GROUP BY address
-		), delegation AS (
-		    SELECT DISTINCT ON (staker_address) staker_address,
-		           CASE WHEN type = 'DELEGATION' THEN operator_address END AS operator_address,
-		           block_number, log_index
-		    FROM delegation_events
-		    WHERE %[1]s AND type IN ('DELEGATION', 'UNDELEGATION')
-		    ORDER BY staker_address, block_number DESC, log_index DESC
-		), beacon AS (
-		    SELECT DISTINCT ON (staker_address) staker_address, new_factor
-		    FROM beacon_slashing_factor_events WHERE %[1]s
-		    ORDER BY staker_address, block_number DESC, log_index DESC
-		), gone AS (
-		    DELETE FROM stakers s
-		    WHERE %[3]s AND NOT EXISTS (SELECT 1 FROM spans WHERE spans.address = s.address)
-		)
-		INSERT INTO stakers (address, created_at_block, updated_at_block, created_at, updated_at,
-		                     operator_address, delegation_block, delegation_log_index, beacon_slashing_factor)
-		SELECT sp.address, sp.first_block, sp.last_block, sp.first_time, sp.last_time,
-		       d.operator_address, d.block_number, d.log_index, COALESCE(b.new_factor, 1000000000000000000)
-		FROM spans sp
-		LEFT JOIN delegation d ON d.staker_address = sp.address
-		LEFT JOIN beacon b ON b.staker_address = sp.address
-		ON CONFLICT (address) DO UPDATE
-		SET created_at_block = EXCLUDED.created_at_block, updated_at_block = EXCLUDED.updated_at_block,
-		    created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at,
-		    operator_address = EXCLUDED.operator_address, delegation_block = EXCLUDED.delegation_block,
-		    delegation_log_index = EXCLUDED.delegation_log_index,
-		    beacon_slashing_factor = EXCLUDED.beacon_slashing_factor`,
-		k.filter("staker_address"), k.filter("pod_owner"), k.filter("s.address"))
-	if _, err := tx.execContext(ctx, stakersSQL, k.arg()); err != nil {
-		return fmt.Errorf("derive stakers: %w", err)
 	}
 	if _, err := tx.execContext(ctx, `DELETE FROM staker_shares WHERE `+k.filter("staker_address"), k.arg()); err != nil {
 		return fmt.Errorf("derive staker shares: %w", err)
@@ -124,6 +85,56 @@ func (tx *Tx) deriveStakers(ctx context.Context, k keySet) error {
 		k.filter("staker_address"))
 	if _, err := tx.execContext(ctx, sharesSQL, k.arg()); err != nil {
 		return fmt.Errorf("derive staker shares: %w", err)
+	}
+	stakersSQL := fmt.Sprintf(`
+		WITH activity AS (
+		    SELECT staker_address AS address, block_number, block_time FROM delegation_events WHERE %[1]s
+		    UNION ALL SELECT staker_address, block_number, block_time FROM deposits WHERE %[1]s
+		    UNION ALL SELECT pod_owner, block_number, block_time FROM pod_share_events WHERE %[2]s
+		    UNION ALL SELECT staker_address, block_number, created_at FROM withdrawals WHERE %[1]s
+		), spans AS (
+		    SELECT address, min(block_number) AS first_block, max(block_number) AS last_block,
+		           min(block_time) AS first_time, max(block_time) AS last_time
+		    FROM activity GROUP BY address
+		), delegation AS (
+		    SELECT DISTINCT ON (staker_address) staker_address,
+		           CASE WHEN type = 'DELEGATION' THEN operator_address END AS operator_address,
+		           block_number, log_index
+		    FROM delegation_events
+		    WHERE %[1]s AND type IN ('DELEGATION', 'UNDELEGATION')
+		    ORDER BY staker_address, block_number DESC, log_index DESC
+		), beacon AS (
+		    SELECT DISTINCT ON (staker_address) staker_address, new_factor
+		    FROM beacon_slashing_factor_events WHERE %[1]s
+		    ORDER BY staker_address, block_number DESC, log_index DESC
+		), holdings AS (
+		    SELECT staker_address, array_agg(strategy_address ORDER BY strategy_address) AS strategies
+		    FROM staker_shares WHERE %[1]s AND shares > 0
+		    GROUP BY staker_address
+		), gone AS (
+		    DELETE FROM stakers s
+		    WHERE %[3]s AND NOT EXISTS (SELECT 1 FROM spans WHERE spans.address = s.address)
+		)
+		INSERT INTO stakers (address, created_at_block, updated_at_block, created_at, updated_at,
+		                     operator_address, delegation_block, delegation_log_index, beacon_slashing_factor,
+		                     holding_strategies)
+		SELECT sp.address, sp.first_block, sp.last_block, sp.first_time, sp.last_time,
+		       d.operator_address, d.block_number, d.log_index, COALESCE(b.new_factor, 1000000000000000000),
+		       COALESCE(h.strategies, '{}')
+		FROM spans sp
+		LEFT JOIN delegation d ON d.staker_address = sp.address
+		LEFT JOIN beacon b ON b.staker_address = sp.address
+		LEFT JOIN holdings h ON h.staker_address = sp.address
+		ON CONFLICT (address) DO UPDATE
+		SET created_at_block = EXCLUDED.created_at_block, updated_at_block = EXCLUDED.updated_at_block,
+		    created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at,
+		    operator_address = EXCLUDED.operator_address, delegation_block = EXCLUDED.delegation_block,
+		    delegation_log_index = EXCLUDED.delegation_log_index,
+		    beacon_slashing_factor = EXCLUDED.beacon_slashing_factor,
+		    holding_strategies = EXCLUDED.holding_strategies`,
+		k.filter("staker_address"), k.filter("pod_owner"), k.filter("s.address"))
+	if _, err := tx.execContext(ctx, stakersSQL, k.arg()); err != nil {
+		return fmt.Errorf("derive stakers: %w", err)
 	}
 	return nil
 }

@@ -241,3 +241,41 @@ func TestAVSStakerPages(t *testing.T) {
 		}
 	}
 }
+
+// TestStakerHoldingsStayExact checks every staker's holding strategies
+// against its positions with positive shares, after a load and after a
+// rollback that derives stakers again.
+func TestStakerHoldingsStayExact(t *testing.T) {
+	db := maintainedWorld(t)
+	ctx := context.Background()
+	sql := storetest.SQL(t, db)
+	check := func(stage string) {
+		t.Helper()
+		var wrong, holding int
+		if err := sql.QueryRowContext(ctx, `
+			SELECT count(*) FILTER (WHERE s.holding_strategies IS DISTINCT FROM COALESCE(h.strategies, '{}')),
+			       count(*) FILTER (WHERE h.strategies IS NOT NULL)
+			FROM stakers s
+			LEFT JOIN (
+			    SELECT staker_address, array_agg(strategy_address ORDER BY strategy_address)::address[] AS strategies
+			    FROM staker_shares WHERE shares > 0 GROUP BY staker_address
+			) h ON h.staker_address = s.address`).Scan(&wrong, &holding); err != nil {
+			t.Fatal(err)
+		}
+		if wrong != 0 {
+			t.Errorf("%s: %d stakers' holding strategies differ from their positions", stage, wrong)
+		}
+		if holding == 0 {
+			t.Fatalf("%s: no staker holds shares", stage)
+		}
+	}
+	check("loaded")
+	var first, last uint64
+	if err := sql.QueryRowContext(ctx, `SELECT min(block_number), max(block_number) FROM deposits`).Scan(&first, &last); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.RollbackAfter(ctx, first+(last-first)/2) }); err != nil {
+		t.Fatal(err)
+	}
+	check("rolled back")
+}

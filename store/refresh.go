@@ -289,16 +289,13 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 			       ON v.operator_address = o2.address
 			WHERE o.address = o2.address`, nil},
 		{"avs totals", `
-			WITH holdings AS (
-			    -- Each delegated staker's set of strategies with positive shares.
-			    SELECT s.operator_address, array_agg(ss.strategy_address) AS strategies
-			    FROM stakers s
-			    JOIN staker_shares ss ON ss.staker_address = s.address AND ss.shares > 0
-			    WHERE s.operator_address IS NOT NULL
-			    GROUP BY s.address, s.operator_address
-			), holding_counts AS (
-			    SELECT operator_address, strategies, count(*) AS n
-			    FROM holdings GROUP BY operator_address, strategies
+			WITH holding_counts AS (
+			    -- The delegated stakers by operator and set of strategies
+			    -- with positive shares (their holding strategies).
+			    SELECT operator_address, holding_strategies AS strategies, count(*) AS n
+			    FROM stakers
+			    WHERE operator_address IS NOT NULL AND holding_strategies <> '{}'
+			    GROUP BY operator_address, holding_strategies
 			), avs_stakers AS (
 			    SELECT ao.avs_address, sum(hc.n) AS n
 			    FROM avs_operators ao

@@ -78,11 +78,7 @@ func (db *DB) CountOperatorStakers(ctx context.Context, operators []string) (map
 // avsStakerCondition selects, for registrations ao of the AVS a, the
 // stakers s that the AVS's totalStakers counts: delegated to an active
 // operator and holding shares in a strategy the AVS restakes.
-const avsStakerCondition = `ao.is_active
-	AND EXISTS (
-		SELECT 1 FROM staker_shares ss
-		WHERE ss.staker_address = s.address AND ss.shares > 0
-		  AND ss.strategy_address = ANY (a.restakeable_strategies))`
+const avsStakerCondition = `ao.is_active AND s.holding_strategies && a.restakeable_strategies`
 
 // ListAVSStakers returns, for each of the given AVS, one page of its
 // stakers (those its totalStakers counts) ordered by operator and staker
