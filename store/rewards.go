@@ -337,8 +337,7 @@ func (db *DB) AVSApysByStakers(ctx context.Context, stakers []string) ([]StakerA
 		SELECT s.address AS staker_address, ao.avs_address, asa.strategy_address, asa.apy::text AS apy
 		FROM stakers s
 		JOIN avs_operators ao ON ao.operator_address = s.operator_address AND ao.is_active
-		JOIN avs_strategy_apy asa ON asa.avs_address = ao.avs_address
-		JOIN staker_shares ss ON ss.staker_address = s.address AND ss.strategy_address = asa.strategy_address AND ss.shares > 0
+		JOIN avs_strategy_apy asa ON asa.avs_address = ao.avs_address AND asa.strategy_address = ANY (s.holding_strategies)
 		WHERE s.address = ANY($1)
 		ORDER BY 1, 2, 3`, pq.Array(stakers)); err != nil {
 		return nil, fmt.Errorf("staker AVS APYs: %w", Classify(err))
