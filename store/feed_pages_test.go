@@ -71,15 +71,16 @@ func TestStakerPages(t *testing.T) {
 	if err := sql.GetContext(ctx, &since, `SELECT percentile_disc(0.7) WITHIN GROUP (ORDER BY updated_at) FROM stakers`); err != nil {
 		t.Fatal(err)
 	}
-	var updated int
-	if err := sql.GetContext(ctx, &updated, `SELECT count(*) FROM stakers WHERE updated_at >= $1`, since); err != nil {
+	var updated, total int
+	if err := sql.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE updated_at >= $1), count(*) FROM stakers`, since).Scan(&updated, &total); err != nil {
 		t.Fatal(err)
 	}
-	// Deep pages of the stakers updated since a time check the kept
-	// count first; a low threshold puts most of these pages past it.
+	// Deep pages start at the kept address bucket counts, or for the
+	// stakers updated since a time check the kept count first; a low
+	// threshold puts most of these pages past it.
 	defer store.SetBucketSkip(10)()
 	for _, f := range []store.StakerFilter{{}, {UpdatedSince: since}} {
-		for _, skip := range []int{0, 9, 13, 1000, updated - 5, updated, updated + 1, 5000} {
+		for _, skip := range []int{0, 9, 13, 1000, updated - 5, updated, updated + 1, total - 3, total, total + 1} {
 			got, err := db.ListStakers(ctx, f, store.Page{Skip: skip, Take: 12})
 			if err != nil {
 				t.Fatal(err)
@@ -243,8 +244,9 @@ func TestAVSStakerPages(t *testing.T) {
 }
 
 // TestStakerHoldingsStayExact checks every staker's holding strategies
-// against its positions with positive shares, after a load and after a
-// rollback that derives stakers again.
+// against its positions with positive shares, and the address bucket
+// counts against the stakers, after a load and after a rollback that
+// derives stakers again.
 func TestStakerHoldingsStayExact(t *testing.T) {
 	db := maintainedWorld(t)
 	ctx := context.Background()
@@ -267,6 +269,17 @@ func TestStakerHoldingsStayExact(t *testing.T) {
 		}
 		if holding == 0 {
 			t.Fatalf("%s: no staker holds shares", stage)
+		}
+		var bucketsWrong int
+		if err := sql.GetContext(ctx, &bucketsWrong, `
+			SELECT count(*)
+			FROM staker_address_buckets b
+			FULL JOIN (SELECT left(address, 5) AS bucket, count(*) AS n FROM stakers GROUP BY 1) s USING (bucket)
+			WHERE b.n IS DISTINCT FROM s.n`); err != nil {
+			t.Fatal(err)
+		}
+		if bucketsWrong != 0 {
+			t.Errorf("%s: %d address bucket counts differ from the stakers", stage, bucketsWrong)
 		}
 	}
 	check("loaded")

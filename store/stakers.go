@@ -167,6 +167,28 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 	}
 	var q queryArgs
 	var conds []string
+	with, offset := "", q.add(p.Skip)
+	if f.UpdatedSince.IsZero() && p.Skip >= bucketSkip {
+		// A deep page starts in the address bucket that holds its first
+		// staker: the kept bucket counts, summed in address order (a
+		// row per bucket), give that bucket and the stakers before it,
+		// so the scan skips only within the bucket. The bucket's lower
+		// bound is written as a whole address, which every collation
+		// orders like the addresses.
+		with = `
+		WITH buckets AS (
+		    SELECT b.bucket, b.n, sum(b.n) OVER (ORDER BY b.bucket) AS through
+		    FROM staker_address_buckets b
+		), start AS (
+		    SELECT rpad(b.bucket, 42, '0') AS lower, ` + offset + ` - (b.through - b.n) AS skip
+		    FROM buckets b
+		    WHERE b.through > ` + offset + `
+		    ORDER BY b.bucket
+		    LIMIT 1
+		)`
+		conds = append(conds, "s.address >= (SELECT lower FROM start)")
+		offset = "(SELECT skip FROM start)"
+	}
 	if !f.UpdatedSince.IsZero() {
 		conds = append(conds, "s.updated_at >= "+q.add(f.UpdatedSince.UTC()))
 		if p.Skip >= bucketSkip {
@@ -179,14 +201,14 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 	var out []Staker
 	// The page's addresses come from an index-only scan, so the skipped
 	// stakers' rows are never read; only the page's are.
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectContext(ctx, &out, with+`
 		SELECT `+stakerColumns+`
 		FROM (
 			SELECT s.address
 			FROM stakers s
 			`+where(conds...)+`
 			ORDER BY s.address
-			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
+			LIMIT `+q.add(p.Take)+` OFFSET `+offset+`
 		) k
 		JOIN stakers s ON s.address = k.address
 		ORDER BY s.address`, q.args...); err != nil {
