@@ -85,7 +85,9 @@ func TestLoad(t *testing.T) {
 	if s.Requests == 0 || int64(s.Requests) > served.Load() {
 		t.Fatalf("%d requests recorded, %d served", s.Requests, served.Load())
 	}
-	if s.Elapsed < 300*time.Millisecond || s.Elapsed > 2*time.Second {
+	// The run lasts at least its 300 ms; that it stops at all is what the
+	// upper bound checks, so it is far above any machine's delay.
+	if s.Elapsed < 300*time.Millisecond || s.Elapsed > time.Minute {
 		t.Errorf("elapsed %v for a 300 ms run", s.Elapsed)
 	}
 	if s.Statuses[401] != 0 {

@@ -170,9 +170,11 @@ type probeResult struct {
 	peakHeap uint64
 	// concurrent is the longest time a simple request took while the
 	// probe ran, and simple the number of them, which read one statement
-	// each (not counted in statements).
-	concurrent time.Duration
-	simple     int64
+	// each (not counted in statements); simpleFailed is the number of them
+	// that were not answered 200.
+	concurrent   time.Duration
+	simple       int64
+	simpleFailed int64
 }
 
 // runProbe sends p to url, while another client sends simple requests,
@@ -201,7 +203,7 @@ func runProbe(t *testing.T, db *store.DB, url string, p abuseProbe) probeResult 
 			}
 		}
 	}()
-	var slowest, simple atomic.Int64
+	var slowest, simple, simpleFailed atomic.Int64
 	go func() { // another client's simple requests
 		defer wg.Done()
 		body := graphQLBody(`{ strategies { symbol } }`)
@@ -211,6 +213,9 @@ func runProbe(t *testing.T, db *store.DB, url string, p abuseProbe) probeResult 
 			if err == nil {
 				_, _ = io.Copy(io.Discard, res.Body)
 				res.Body.Close()
+			}
+			if err != nil || res.StatusCode != http.StatusOK {
+				simpleFailed.Add(1)
 			}
 			simple.Add(1)
 			if d := int64(time.Since(start)); d > slowest.Load() {
@@ -251,6 +256,7 @@ func runProbe(t *testing.T, db *store.DB, url string, p abuseProbe) probeResult 
 	r.statements = db.StatementCount() - before - r.simple
 	r.peakHeap = peak.Load()
 	r.concurrent = time.Duration(slowest.Load())
+	r.simpleFailed = simpleFailed.Load()
 	return r
 }
 
