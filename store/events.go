@@ -131,20 +131,12 @@ func (db *DB) ListDeposits(ctx context.Context, f DepositFilter, p Page) ([]Depo
 		// summed from the newest day down (a row per day), give that day
 		// and the rows of the newer days, so the scan skips only within
 		// the day instead of walking skip index entries.
-		with = `
-		WITH days AS (
-		    SELECT c.day, c.n, sum(c.n) OVER (ORDER BY c.day DESC) AS through
+		with = bucketStart(`
+		    SELECT c.day AS bucket, c.n
 		    FROM event_day_counts c
-		    WHERE c.feed = ` + q.add(dayCountedDeposits) + ` AND c.subject = ` + q.add(f.Strategy) + `
-		), start AS (
-		    SELECT (d.day + 1)::timestamp AT TIME ZONE 'UTC' AS before, ` + offset + ` - (d.through - d.n) AS skip
-		    FROM days d
-		    WHERE d.through > ` + offset + `
-		    ORDER BY d.day DESC
-		    LIMIT 1
-		)`
-		conds = append(conds, "d.block_time < (SELECT before FROM start)")
-		offset = "(SELECT skip FROM start)"
+		    WHERE c.feed = `+q.add(dayCountedDeposits)+` AND c.subject = `+q.add(f.Strategy), "DESC", offset)
+		conds = append(conds, "d.block_time < (SELECT (start.bucket + 1)::timestamp AT TIME ZONE 'UTC' FROM start)")
+		offset = "(SELECT start.skip FROM start)"
 	}
 	var out []Deposit
 	if err := db.selectContext(ctx, &out, with+`

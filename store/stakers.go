@@ -175,19 +175,10 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 		// so the scan skips only within the bucket. The bucket's lower
 		// bound is written as a whole address, which every collation
 		// orders like the addresses.
-		with = `
-		WITH buckets AS (
-		    SELECT b.bucket, b.n, sum(b.n) OVER (ORDER BY b.bucket) AS through
-		    FROM staker_address_buckets b
-		), start AS (
-		    SELECT rpad(b.bucket, 42, '0') AS lower, ` + offset + ` - (b.through - b.n) AS skip
-		    FROM buckets b
-		    WHERE b.through > ` + offset + `
-		    ORDER BY b.bucket
-		    LIMIT 1
-		)`
-		conds = append(conds, "s.address >= (SELECT lower FROM start)")
-		offset = "(SELECT skip FROM start)"
+		with = bucketStart(`
+		    SELECT b.bucket, b.n FROM staker_address_buckets b`, "ASC", offset)
+		conds = append(conds, "s.address >= (SELECT rpad(start.bucket, 42, '0') FROM start)")
+		offset = "(SELECT start.skip FROM start)"
 	}
 	if !f.UpdatedSince.IsZero() {
 		conds = append(conds, "s.updated_at >= "+q.add(f.UpdatedSince.UTC()))

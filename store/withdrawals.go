@@ -110,6 +110,29 @@ const keysetSkip = 1000
 // hundred rows, about 2 ms). A variable for the tests.
 var bucketSkip = 5000
 
+// bucketStart returns the WITH clause that starts a deep page at kept
+// bucket counts: buckets selects (bucket, n), the number of the list's
+// rows in each bucket; order ("ASC" or "DESC") is the order of the
+// buckets in the list; skip is the page's skip. Its relation start holds
+// the bucket of the page's first row (start.bucket) and the skip left
+// within that bucket (start.skip); it has no row when the skip is past
+// the list's end, so a bound on (SELECT ... FROM start) selects nothing.
+func bucketStart(buckets, order, skip string) string {
+	return `
+		WITH buckets AS (` + buckets + `
+		), skip AS (
+		    SELECT (` + skip + `)::bigint AS n
+		), start AS (
+		    -- The first bucket whose rows and those before it number more
+		    -- than the skip, and the skip left in it.
+		    SELECT r.bucket, (skip.n - (r.through - r.n))::bigint AS skip
+		    FROM (SELECT bucket, n, sum(n) OVER (ORDER BY bucket ` + order + `) AS through FROM buckets) r, skip
+		    WHERE r.through > skip.n
+		    ORDER BY r.bucket ` + order + `
+		    LIMIT 1
+		)`
+}
+
 // ListWithdrawals returns one page of the withdrawals matching f, newest
 // first. Without a staker, and with at most one of operator and strategy,
 // see listWithdrawalsByBuckets. Otherwise the list is short and a deep page
@@ -267,7 +290,7 @@ func (db *DB) listWithdrawalsByBuckets(ctx context.Context, f WithdrawalFilter, 
 	} else {
 		skip := q.add(p.Skip) + `::bigint`
 		if f.Status == WithdrawalQueuedWithdrawable {
-			skip = `(SELECT ` + skip + ` + ` + k.pendingCreatedAfter() + ` FROM ` + withdrawableBlock + `)`
+			skip = `SELECT ` + skip + ` + ` + k.pendingCreatedAfter() + ` FROM ` + withdrawableBlock
 		}
 		var buckets []string
 		if status != WithdrawalCompleted {
@@ -276,24 +299,12 @@ func (db *DB) listWithdrawalsByBuckets(ctx context.Context, f WithdrawalFilter, 
 		if status == "" || status == WithdrawalCompleted {
 			buckets = append(buckets, `SELECT bucket, n FROM withdrawal_completed_buckets WHERE kind = `+k.kind()+` AND key = `+k.key())
 		}
-		with = `
-		WITH buckets AS (
+		with = bucketStart(`
 		    SELECT b.bucket, sum(b.n) AS n
-		    FROM (` + strings.Join(buckets, `
+		    FROM (`+strings.Join(buckets, `
 		          UNION ALL
-		          `) + `) b
-		    GROUP BY b.bucket
-		), skip AS (
-		    SELECT ` + skip + ` AS n
-		), start AS (
-		    -- The newest bucket whose rows and those of the newer buckets
-		    -- number more than the skip, and the skip left in it.
-		    SELECT r.bucket, (skip.n - (r.through - r.n))::bigint AS skip
-		    FROM (SELECT bucket, n, sum(n) OVER (ORDER BY bucket DESC) AS through FROM buckets) r, skip
-		    WHERE r.through > skip.n
-		    ORDER BY r.bucket DESC
-		    LIMIT 1
-		)`
+		          `)+`) b
+		    GROUP BY b.bucket`, "DESC", skip)
 		// No bucket when the skip is past the list's end: no row.
 		from = `k.created_at_block < (SELECT (start.bucket + 1) * ` + pendingBucketBlocks + ` FROM start)`
 		offset = `(SELECT start.skip FROM start)`
