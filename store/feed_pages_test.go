@@ -241,6 +241,35 @@ func TestAVSStakerPages(t *testing.T) {
 			}
 		}
 	}
+	// A batch returns each AVS's page, grouped in the order asked.
+	var other string
+	if err := sql.GetContext(ctx, &other, `SELECT address FROM avs WHERE address <> $1 AND total_stakers > 0 ORDER BY address DESC LIMIT 1`, avs); err != nil {
+		t.Fatal(err)
+	}
+	page := store.Page{Skip: 3, Take: 12}
+	var want []store.OperatorStaker
+	for _, a := range []string{other, avs} {
+		rows, err := db.ListAVSStakers(ctx, []string{a}, store.StakerFilter{}, page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) == 0 {
+			t.Fatalf("AVS %s has no stakers at skip 3", a)
+		}
+		want = append(want, rows...)
+	}
+	got, err := db.ListAVSStakers(ctx, []string{other, avs}, store.StakerFilter{}, page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("batch: %d stakers; want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].Key != want[i].Key || got[i].Address != want[i].Address {
+			t.Fatalf("batch: staker %d is %s of %s; want %s of %s", i, got[i].Address, got[i].Key, want[i].Address, want[i].Key)
+		}
+	}
 }
 
 // TestStakerHoldingsStayExact checks every staker's holding strategies

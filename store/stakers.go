@@ -75,48 +75,61 @@ func (db *DB) CountOperatorStakers(ctx context.Context, operators []string) (map
 		GROUP BY operator_address`, pq.Array(operators))
 }
 
-// avsStakerCondition selects, for registrations ao of the AVS a, the
-// stakers s that the AVS's totalStakers counts: delegated to an active
-// operator and holding shares in a strategy the AVS restakes.
-const avsStakerCondition = `ao.is_active AND s.holding_strategies && a.restakeable_strategies`
+// avsStakerCondition returns the condition that the staker s is one of
+// the stakers an AVS's totalStakers counts, given the expressions of its
+// operator's registration with the AVS being active and of the AVS's
+// restakeable strategies: its operator is active there and it holds
+// shares in a strategy the AVS restakes.
+func avsStakerCondition(active, strategies string) string {
+	return active + " AND s.holding_strategies && " + strategies
+}
 
 // ListAVSStakers returns, for each of the given AVS, one page of its
 // stakers (those its totalStakers counts) ordered by operator and staker
 // address, all in one statement. Rows are grouped by AVS in the order of
 // avs.
 //
-// The AVS's operators are visited in address order and each one's stakers
-// are read from the staker index in address order, at most skip+take of
-// them (a LIMIT the planner cannot flatten), so a page stops reading once
-// it has its rows. Joined plainly, the planner merged the AVS's operators
-// with the whole staker index, walking the stakers of every operator
-// before the AVS's first: 266 ms for the first page of an AVS with two
-// operators on the bench data, 5 ms this way.
+// The AVS's active operators are read in address order (a subquery the
+// planner keeps whole), and each one's stakers are read from the staker
+// index in address order, at most skip+take of them and their addresses
+// only. Their nested loop is then already ordered by operator, so the page
+// needs only an incremental sort within each operator and stops reading
+// once it has skip+take rows; the page's rows alone are read from the
+// table. On the bench data, a page at skip 900 of an AVS with 75,000
+// stakers took 280 ms when the planner sorted the stakers of all the AVS's
+// operators together, and takes 13 ms this way.
 func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, p Page) ([]OperatorStaker, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	var out []OperatorStaker
-	if err := db.selectRanked(ctx, &out, `
-		SELECT k.key, x.*
+	if err := db.selectContext(ctx, &out, `
+		SELECT k.key, `+stakerColumns+`
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (
-			SELECT `+stakerColumns+`, row_number() OVER (ORDER BY ao.operator_address, s.address) AS rank
-			FROM avs a
-			JOIN avs_operators ao ON ao.avs_address = a.address
+			SELECT ao.operator_address, x.address
+			FROM (
+				SELECT ao.operator_address, ao.is_active, a.restakeable_strategies
+				FROM avs a
+				JOIN avs_operators ao ON ao.avs_address = a.address
+				WHERE a.address = k.key AND ao.is_active
+				ORDER BY ao.operator_address
+				OFFSET 0
+			) ao
 			CROSS JOIN LATERAL (
-				SELECT s.*
+				SELECT s.address
 				FROM stakers s
-				WHERE s.operator_address = ao.operator_address AND `+avsStakerCondition+`
+				WHERE s.operator_address = ao.operator_address
+				  AND `+avsStakerCondition("ao.is_active", "ao.restakeable_strategies")+`
 				  AND ($4::timestamptz IS NULL OR s.updated_at >= $4)
 				ORDER BY s.address
 				LIMIT $2::bigint + $3::bigint
-			) s
-			WHERE a.address = k.key
-			ORDER BY ao.operator_address, s.address
+			) x
+			ORDER BY ao.operator_address, x.address
 			LIMIT $2 OFFSET $3
-		) x
-		ORDER BY k.position, x.rank`, pq.Array(avs), p.Take, p.Skip, f.since()); err != nil {
+		) page
+		JOIN stakers s ON s.address = page.address
+		ORDER BY k.position, page.operator_address, page.address`, pq.Array(avs), p.Take, p.Skip, f.since()); err != nil {
 		return nil, fmt.Errorf("list avs stakers: %w", Classify(err))
 	}
 	return out, nil
@@ -139,7 +152,7 @@ func (db *DB) CountAVSStakers(ctx context.Context, avs []string, f StakerFilter)
 		FROM avs a
 		JOIN avs_operators ao ON ao.avs_address = a.address
 		JOIN stakers s ON s.operator_address = ao.operator_address
-		WHERE a.address = ANY($1) AND `+avsStakerCondition+`
+		WHERE a.address = ANY($1) AND `+avsStakerCondition("ao.is_active", "a.restakeable_strategies")+`
 		  AND ($2::timestamptz IS NULL OR s.updated_at >= $2)
 		GROUP BY a.address`, pq.Array(avs), f.since())
 }
