@@ -82,13 +82,14 @@ func dump(t *testing.T, db *store.DB) string {
 
 // TestSeedDemo loads the demo and checks that the state the store derived
 // from it is consistent, then (unless -short) that loading the same options
-// into another database gives byte-identical tables and another seed does
-// not.
+// into another database gives byte-identical tables. That another seed
+// gives another world is TestGenerateIsDeterministic's to check; a load is
+// a function of its world.
 func TestSeedDemo(t *testing.T) {
 	opts := Options{Now: testNow, Seed: 1}
 	all := []Options{opts}
 	if !testing.Short() {
-		all = append(all, opts, Options{Now: testNow, Seed: 2})
+		all = append(all, opts)
 	}
 	dbs := seedDemos(t, all...)
 	db := dbs[0]
@@ -104,9 +105,6 @@ func TestSeedDemo(t *testing.T) {
 	a := dump(t, db)
 	if b := dump(t, dbs[1]); a != b {
 		t.Fatalf("two loads of the same options differ: %s vs %s", a, b)
-	}
-	if c := dump(t, dbs[2]); c == a {
-		t.Fatal("seeds 1 and 2 loaded identical databases")
 	}
 }
 
