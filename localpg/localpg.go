@@ -63,8 +63,9 @@ type Options struct {
 	// it cannot clash with anything else on the machine's TCP ports.
 	SocketOnly bool
 	// Fast turns durability off (fsync, synchronous commit, full-page
-	// writes): a crash of the machine may corrupt the cluster. For test
-	// clusters.
+	// writes): a crash of the machine may corrupt the cluster. It also
+	// turns JIT compilation off, which costs a test's large one-off
+	// statements more than it saves. For test clusters.
 	Fast bool
 	// BinDir is the directory of the PostgreSQL programs; empty means
 	// search PATH and the usual installation places.
@@ -338,7 +339,7 @@ func (c *Cluster) writeConfig(opts Options) error {
 	fmt.Fprintf(&b, "unix_socket_directories = %s\n", confString(c.socketDir))
 	fmt.Fprintf(&b, "max_connections = 300\n")
 	if opts.Fast {
-		fmt.Fprintf(&b, "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n")
+		fmt.Fprintf(&b, "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\njit = off\n")
 	}
 	path := filepath.Join(c.dataDir, configFile)
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {

@@ -190,8 +190,10 @@ func TestConcurrentStart(t *testing.T) {
 	if strings.Contains(url, "127.0.0.1") {
 		t.Errorf("socket-only URL %q uses TCP", url)
 	}
-	if got := query(t, url, "SHOW fsync"); got != "off" {
-		t.Errorf("fsync = %q in a Fast cluster", got)
+	for _, setting := range []string{"fsync", "jit"} {
+		if got := query(t, url, "SHOW "+setting); got != "off" {
+			t.Errorf("%s = %q in a Fast cluster", setting, got)
+		}
 	}
 	if got := query(t, url, "SHOW listen_addresses"); got != "" {
 		t.Errorf("listen_addresses = %q in a socket-only cluster", got)
