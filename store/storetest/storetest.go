@@ -37,6 +37,8 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -105,17 +107,24 @@ func Template(t testing.TB, name string, fill func(ctx context.Context, db *stor
 // TemplateURL is Template for tests that want the database's URL.
 func TemplateURL(t testing.TB, name string, fill func(ctx context.Context, db *store.DB) error) string {
 	t.Helper()
+	exe, err := executableHash()
+	if err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	return templateURL(t, name, exe, fill)
+}
+
+// templateURL returns a fresh copy, for t, of the filled template that name
+// and key identify, building it with fill if needed.
+func templateURL(t testing.TB, name, key string, fill func(ctx context.Context, db *store.DB) error) string {
+	t.Helper()
 	if !templateNameRE.MatchString(name) {
 		t.Fatalf("storetest: bad template name %q: want 1 to 24 of [a-z0-9_]", name)
 	}
 	s := testServer(t)
 	base := s.baseTemplate(t)
-	exe, err := executableHash()
-	if err != nil {
-		t.Fatalf("storetest: %v", err)
-	}
-	tmpl := templatePrefix + name + "_" + shortHash(base, name, exe)
-	err = s.ensureTemplate(tmpl, base, func(ctx context.Context, url string) error {
+	tmpl := templatePrefix + name + "_" + shortHash(base, name, key)
+	err := s.ensureTemplate(tmpl, base, func(ctx context.Context, url string) error {
 		db, err := store.Open(ctx, url, testPool)
 		if err != nil {
 			return err
@@ -130,6 +139,33 @@ func TemplateURL(t testing.TB, name string, fill func(ctx context.Context, db *s
 		t.Fatalf("storetest: %v", err)
 	}
 	return s.createTestDB(t, tmpl)
+}
+
+// SharedTemplate is Template for a filled template that several test
+// packages share: it is keyed on the Go source of the packages fill runs
+// (pkg and the packages of this module it imports, found with `go list`)
+// rather than on the test binary, so the test binaries of different
+// packages, raced or not, copy the one template the first of them built.
+// fill must depend only on that code: it must run pkg's exported functions
+// with fixed arguments, and name must say which. When `go list` cannot
+// run, the template is keyed on the test binary, as Template's are.
+func SharedTemplate(t testing.TB, name, pkg string, fill func(ctx context.Context, db *store.DB) error) *store.DB {
+	t.Helper()
+	return open(t, SharedTemplateURL(t, name, pkg, fill))
+}
+
+// SharedTemplateURL is SharedTemplate for tests that want the database's
+// URL.
+func SharedTemplateURL(t testing.TB, name, pkg string, fill func(ctx context.Context, db *store.DB) error) string {
+	t.Helper()
+	key, err := sourceHash(pkg)
+	if err != nil {
+		t.Logf("storetest: template %s is keyed on the test binary: %v", name, err)
+		if key, err = executableHash(); err != nil {
+			t.Fatalf("storetest: %v", err)
+		}
+	}
+	return templateURL(t, name, key, fill)
 }
 
 var templateNameRE = regexp.MustCompile(`^[a-z0-9_]{1,24}$`)
@@ -537,6 +573,63 @@ func executableHash() (string, error) {
 		exeSum = hex.EncodeToString(h.Sum(nil))
 	})
 	return exeSum, exeErr
+}
+
+var (
+	sourceMu   sync.Mutex
+	sourceSums = map[string]string{}
+)
+
+// sourceHash hashes the Go and embedded files of pkg and of the packages
+// of its module that it imports, with the module's go.sum, which pins the
+// versions of the packages of other modules.
+func sourceHash(pkg string) (string, error) {
+	sourceMu.Lock()
+	defer sourceMu.Unlock()
+	if sum, ok := sourceSums[pkg]; ok {
+		return sum, nil
+	}
+	const format = `{{if .Module}}{{if .Module.Main}}{{.Dir}}{{range .GoFiles}}|{{.}}{{end}}{{range .EmbedFiles}}|{{.}}{{end}}{{"\n"}}{{end}}{{end}}`
+	cmd := exec.Command("go", "list", "-deps", "-f", format, pkg)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list %s: %v: %s", pkg, err, strings.TrimSpace(stderr.String()))
+	}
+	modDir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m: %v", err)
+	}
+	// Paths are hashed relative to the module's directory, so that clones
+	// of the same commit share their templates.
+	root := strings.TrimSpace(string(modDir))
+	files := []string{"go.sum"}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.Split(line, "|")
+		dir, err := filepath.Rel(root, parts[0])
+		if err != nil {
+			return "", err
+		}
+		for _, f := range parts[1:] {
+			files = append(files, filepath.Join(dir, f))
+		}
+	}
+	if len(files) < 2 {
+		return "", fmt.Errorf("go list %s: no files in this module", pkg)
+	}
+	h := sha256.New()
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", f, len(b))
+		h.Write(b)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	sourceSums[pkg] = sum
+	return sum, nil
 }
 
 var (

@@ -255,3 +255,54 @@ func randomHex(t *testing.T, n int) string {
 	}
 	return hex.EncodeToString(b)
 }
+
+// TestSharedTemplate checks that a shared template is keyed on the source
+// of the package that fills it, not on the test binary, so that the test
+// binaries of other packages find it.
+func TestSharedTemplate(t *testing.T) {
+	const pkg = "github.com/stakegraph/stakegraph/store"
+	name := "shared_" + randomHex(t, 6)
+	t.Cleanup(func() { dropTemplate(t, name) })
+	fill := func(ctx context.Context, db *store.DB) error {
+		_, err := SQL(t, db).ExecContext(ctx, `INSERT INTO tokens (address, symbol) VALUES ($1, 'TKN')`, addrA)
+		return err
+	}
+	db := SharedTemplate(t, name, pkg, fill)
+	if n := countTokens(t, db); n != 1 {
+		t.Errorf("the copy has %d tokens, want the template's 1", n)
+	}
+	key, err := sourceHash(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t)
+	if want := templatePrefix + name + "_" + shortHash(s.baseTemplate(t), name, key); !databaseExists(t, want) {
+		t.Errorf("no template %s keyed on the source of %s", want, pkg)
+	}
+}
+
+// TestSourceHash checks that the source key is stable, covers a package's
+// imports within the module and differs between packages.
+func TestSourceHash(t *testing.T) {
+	hash := func(pkg string) string {
+		t.Helper()
+		sourceMu.Lock()
+		delete(sourceSums, pkg)
+		sourceMu.Unlock()
+		sum, err := sourceHash(pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	const storePkg, selfPkg = "github.com/stakegraph/stakegraph/store", "github.com/stakegraph/stakegraph/store/storetest"
+	if a, b := hash(storePkg), hash(storePkg); a != b {
+		t.Errorf("two hashes of %s differ: %s and %s", storePkg, a, b)
+	}
+	if hash(storePkg) == hash(selfPkg) {
+		t.Errorf("%s, which imports %s, hashes the same as it", selfPkg, storePkg)
+	}
+	if _, err := sourceHash("github.com/stakegraph/stakegraph/no_such_package"); err == nil {
+		t.Error("a package that does not exist has a source hash")
+	}
+}
