@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"github.com/stakegraph/stakegraph/graph"
+	"github.com/stakegraph/stakegraph/demo/demotest"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -38,7 +38,7 @@ func TestPlaygroundInBrowser(t *testing.T) {
 		t.Skip("no Chromium found (Debian: apt-get install chromium; or set CHROMIUM to its path)")
 	}
 
-	dbURL := storetest.TemplateURL(t, graph.DemoTemplate, graph.SeedDemo)
+	dbURL := demotest.URL(t)
 	ctx := context.Background()
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {

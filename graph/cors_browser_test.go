@@ -12,9 +12,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/stakegraph/stakegraph/graph"
+	"github.com/stakegraph/stakegraph/demo/demotest"
 	"github.com/stakegraph/stakegraph/store"
-	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // frontendPage is a web page of another origin that calls /graphql with an
@@ -73,7 +72,7 @@ func TestCrossOriginPageInBrowser(t *testing.T) {
 		t.Skip("no Chromium found (Debian: apt-get install chromium; or set CHROMIUM to its path)")
 	}
 
-	dbURL := storetest.TemplateURL(t, graph.DemoTemplate, graph.SeedDemo)
+	dbURL := demotest.URL(t)
 	ctx := context.Background()
 	db, err := store.Open(ctx, dbURL)
 	if err != nil {

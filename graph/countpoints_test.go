@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stakegraph/stakegraph/chain"
-	"github.com/stakegraph/stakegraph/demo"
+	"github.com/stakegraph/stakegraph/demo/demotest"
 	"github.com/stakegraph/stakegraph/graph/model"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
@@ -15,20 +14,12 @@ import (
 
 // demoNow is the time the demo history ends at and the clock of the API
 // under test, so that default date ranges are deterministic.
-var demoNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-
-// demoTemplate names the template database of the demo data set.
-const demoTemplate = "graph_demo"
-
-// seedDemo loads the demo data set as of demoNow.
-func seedDemo(ctx context.Context, db *store.DB) error {
-	return demo.SeedDemo(ctx, db, demo.Options{Now: demoNow, Seed: 1, Network: chain.Networks["mainnet"]})
-}
+var demoNow = demotest.Now
 
 // demoStore returns a fresh copy of the demo data set as of demoNow.
 func demoStore(t *testing.T) *store.DB {
 	t.Helper()
-	return storetest.Template(t, demoTemplate, seedDemo)
+	return demotest.DB(t)
 }
 
 // countHistorySQL computes a count history in SQL over the daily

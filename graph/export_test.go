@@ -2,8 +2,6 @@ package graph
 
 // The demo data set of the package's tests, for the external tests.
 var (
-	DemoNow      = demoNow
-	DemoStore    = demoStore
-	DemoTemplate = demoTemplate
-	SeedDemo     = seedDemo
+	DemoNow   = demoNow
+	DemoStore = demoStore
 )

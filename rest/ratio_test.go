@@ -19,8 +19,8 @@ func TestRestakingRatio(t *testing.T) {
 	c := newClient(t, db, apikey.Options{DefaultRateLimit: 1_000_000})
 
 	// The demo records its supplies 30 days, 8 days, 36 hours and 2 hours
-	// before demoNow (2025-03-15T12:00:05Z): 03-15 divides by the last,
-	// 03-14 by the one of 03-14T00:00:05, 03-08 by the one of 03-07.
+	// before demoNow (2025-06-01T12:00:00Z): 06-01 divides by the last,
+	// 05-31 by the one of 05-31T00:00:00, 05-25 by the one of 05-24.
 	const today, dayBefore, weekBefore = 120443512.125, 120443388.75, 120441904.5
 
 	var tvl struct {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stakegraph/stakegraph/apikey"
 	"github.com/stakegraph/stakegraph/chain"
-	"github.com/stakegraph/stakegraph/demo"
+	"github.com/stakegraph/stakegraph/demo/demotest"
 	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
@@ -27,14 +27,12 @@ import (
 // each response against openapi.json.
 
 // demoNow is the time the demo data ends at and the executor's clock.
-var demoNow = time.Date(2025, 3, 15, 12, 0, 5, 0, time.UTC)
+var demoNow = demotest.Now
 
 // demoDB returns a fresh copy of the demo database.
 func demoDB(t *testing.T) *store.DB {
 	t.Helper()
-	return storetest.Template(t, "rest_demo", func(ctx context.Context, db *store.DB) error {
-		return demo.SeedDemo(ctx, db, demo.Options{Now: demoNow, Seed: 1, Network: chain.Networks["mainnet"]})
-	})
+	return demotest.DB(t)
 }
 
 // client sends requests to a REST server over db.
