@@ -58,8 +58,8 @@ func TestQueryPlans(t *testing.T) {
 	if dbURL == "" {
 		dbURL = storetest.TemplateURL(t, "plans_medium", fillMedium)
 	}
-	rec := planRecorder
-	db := openRecording(t, dbURL)
+	rec := &recorder{}
+	db := openRecording(t, dbURL, rec)
 	plain, err := sql.Open("postgres", dbURL)
 	if err != nil {
 		t.Fatal(err)
@@ -447,19 +447,22 @@ func (r *recorder) record(query string, named []driver.NamedValue) {
 	st.args = append(st.args, args)
 }
 
-// planRecorder receives the statements of every recording connection.
-var planRecorder = &recorder{}
+// recordingConnector opens lib/pq connections whose statements rec
+// records.
+type recordingConnector struct {
+	pq  *pq.Connector
+	rec *recorder
+}
 
-// recordingDriver is lib/pq with every query recorded by planRecorder.
-type recordingDriver struct{}
-
-func (recordingDriver) Open(name string) (driver.Conn, error) {
-	c, err := pq.Open(name)
+func (c recordingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.pq.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &recordingConn{Conn: c, rec: planRecorder}, nil
+	return &recordingConn{Conn: conn, rec: c.rec}, nil
 }
+
+func (c recordingConnector) Driver() driver.Driver { return c.pq.Driver() }
 
 type recordingConn struct {
 	driver.Conn
@@ -487,17 +490,14 @@ func (c *recordingConn) CheckNamedValue(nv *driver.NamedValue) error {
 	return driver.ErrSkip
 }
 
-var registerRecording sync.Once
-
-// openRecording opens dbURL as a store whose statements planRecorder
-// records while started.
-func openRecording(t *testing.T, dbURL string) *store.DB {
+// openRecording opens dbURL as a store whose statements rec records.
+func openRecording(t *testing.T, dbURL string, rec *recorder) *store.DB {
 	t.Helper()
-	registerRecording.Do(func() { sql.Register("postgres-recording", recordingDriver{}) })
-	raw, err := sql.Open("postgres-recording", dbURL)
+	connector, err := pq.NewConnector(dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
+	raw := sql.OpenDB(recordingConnector{pq: connector, rec: rec})
 	raw.SetMaxOpenConns(4)
 	t.Cleanup(func() { raw.Close() })
 	return store.Wrap(raw)
