@@ -18,7 +18,8 @@ type marketData struct {
 	popularity int    // relative weight among liquid-token deposits
 }
 
-// markets holds plausible values for the strategies of chain.md, by symbol.
+// markets holds plausible values for the strategies the chain package
+// lists, by symbol.
 var markets = map[string]marketData{
 	"Beacon ETH": {"1000000000000000000", 1_000_000, 0},
 	"EIGEN":      {"1000000000000000000", 800, 0},
@@ -39,7 +40,7 @@ var markets = map[string]marketData{
 // defaultMarket is used for a strategy the table does not know.
 var defaultMarket = marketData{"1000000000000000000", 1_000_000, 30}
 
-// Mainnet reward tokens (chain.md): wrapped ether and the EIGEN token.
+// Mainnet reward tokens: wrapped ether and the EIGEN token.
 const (
 	mainnetWETH  = "0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2"
 	mainnetEIGEN = "0xec53bf9167f50cdeb3ae105f56099aaab9061f83"
