@@ -33,6 +33,21 @@ func testOptions() graph.Options {
 	return graph.Options{Now: func() time.Time { return testNow }, BatchWait: 20 * time.Millisecond}
 }
 
+// fewestStatements returns the fewest SQL statements of up to tries calls
+// of run (each returns the statements of one request), calling it again
+// only while the fewest so far exceed want. A batch gathers the keys that
+// arrive within the batch window, so a machine too loaded to schedule a
+// level's resolvers within it splits the batch in two: such a split is
+// transient, while statements that grow with the items come back on every
+// call.
+func fewestStatements(tries int, want int64, run func() int64) int64 {
+	least := run()
+	for i := 1; i < tries && least > want; i++ {
+		least = min(least, run())
+	}
+	return least
+}
+
 // client posts GraphQL requests to a test server.
 type client struct {
 	t   *testing.T
