@@ -89,7 +89,13 @@ func TestIndexScriptedHistoryOnSimulatedChain(t *testing.T) {
 	var delegationEvents int
 	query(t, db, &delegationEvents, `SELECT count(*) FROM delegation_events`)
 	if delegationEvents != 10 {
-		t.Errorf("delegation events = %d, want 10", delegationEvents)
+		var events []string
+		if err := storetest.SQL(t, db).SelectContext(context.Background(), &events, `
+			SELECT concat_ws(' ', block_number, log_index, type, staker_address, operator_address, strategy_address, shares)
+			FROM delegation_events ORDER BY block_number, log_index`); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("delegation events = %d, want 10:\n%s", delegationEvents, strings.Join(events, "\n"))
 	}
 
 	// Operators and registrations.

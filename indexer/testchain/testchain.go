@@ -92,7 +92,7 @@ func New(t testing.TB) *Chain {
 	}
 	from := crypto.PubkeyToAddress(key.PublicKey)
 	funds := new(big.Int).Mul(big.NewInt(1_000_000), big.NewInt(1e18))
-	backend := simulated.NewBackend(types.GenesisAlloc{from: {Balance: funds}}, completeBlocks)
+	backend := simulated.NewBackend(types.GenesisAlloc{from: {Balance: funds}}, completeBlocks, unindexedLogs)
 	t.Cleanup(func() { _ = backend.Close() })
 	c := &Chain{Backend: backend, Client: backend.Client(), key: key}
 	c.opts, err = bind.NewKeyedTransactor(key, big.NewInt(1337)), nil
@@ -172,6 +172,16 @@ func (c *Chain) txOpts(t testing.TB) *bind.TransactOpts {
 // missing.
 func completeBlocks(_ *node.Config, ec *ethconfig.Config) {
 	ec.Miner.Recommit = time.Hour
+}
+
+// unindexedLogs configures a simulated node without a log search index, so
+// that eth_getLogs reads every block of the range instead of combining an
+// index, which a background goroutine builds as blocks arrive, with a scan
+// of the blocks it has not reached. On the test chains' few dozen blocks
+// the scan costs nothing, and what a query returns no longer depends on how
+// far that goroutine has got on a busy machine.
+func unindexedLogs(_ *node.Config, ec *ethconfig.Config) {
+	ec.LogNoHistory = true
 }
 
 // Commit mines the pending transactions into a new block and returns its
