@@ -309,6 +309,9 @@ func checkSearch(t *testing.T, c *client, target, nameKey string, names []string
 	}
 }
 
+// The four subtests that take longest (whole lists and their details,
+// validated against both documents) run in parallel, after the others:
+// they only read.
 func TestRoutesAgainstDemoData(t *testing.T) {
 	db := demoDB(t)
 	c := newClient(t, db, apikey.Options{DefaultRateLimit: 1_000_000})
@@ -318,8 +321,8 @@ func TestRoutesAgainstDemoData(t *testing.T) {
 	t.Run("avs_detail", func(t *testing.T) { testAVSDetail(t, c) })
 	t.Run("avs_operators", func(t *testing.T) { testAVSOperators(t, c) })
 	t.Run("avs_rewards", func(t *testing.T) { testAVSRewards(t, c) })
-	t.Run("operators", func(t *testing.T) { testOperators(t, c) })
-	t.Run("operator_detail", func(t *testing.T) { testOperatorDetail(t, c) })
+	t.Run("operators", func(t *testing.T) { t.Parallel(); testOperators(t, c) })
+	t.Run("operator_detail", func(t *testing.T) { t.Parallel(); testOperatorDetail(t, c) })
 	t.Run("operator_addresses", func(t *testing.T) { testOperatorAddresses(t, c) })
 	t.Run("delegation_events", func(t *testing.T) { testDelegationEvents(t, c) })
 	t.Run("withdrawals", func(t *testing.T) { testWithdrawals(t, c) })
@@ -329,14 +332,14 @@ func TestRoutesAgainstDemoData(t *testing.T) {
 	t.Run("deposits", func(t *testing.T) { testDeposits(t, c) })
 	t.Run("stakers", func(t *testing.T) { testStakers(t, c) })
 	t.Run("staker_detail", func(t *testing.T) { testStakerDetail(t, c) })
-	t.Run("avs_stakers", func(t *testing.T) { testAVSStakers(t, c) })
+	t.Run("avs_stakers", func(t *testing.T) { t.Parallel(); testAVSStakers(t, c) })
 	t.Run("metrics", func(t *testing.T) { testMetrics(t, c) })
 	t.Run("historical_count_stakers", func(t *testing.T) { testHistoricalStakerCount(t, c) })
 	t.Run("historical_counts", func(t *testing.T) { testHistoricalCounts(t, c) })
 	t.Run("historical_tvl", func(t *testing.T) { testHistoricalTVL(t, c) })
 	t.Run("historical_values", func(t *testing.T) { testHistoricalValues(t, c) })
 	t.Run("historical_operators", func(t *testing.T) { testHistoricalOperators(t, c) })
-	t.Run("historical_avs", func(t *testing.T) { testHistoricalAVS(t, c) })
+	t.Run("historical_avs", func(t *testing.T) { t.Parallel(); testHistoricalAVS(t, c) })
 	t.Run("reward_strategies", func(t *testing.T) { testRewardStrategies(t, c) })
 	t.Run("event_feeds", func(t *testing.T) { testEventFeeds(t, c) })
 	t.Run("operator_rewards", func(t *testing.T) { testOperatorRewards(t, c) })
