@@ -12,16 +12,6 @@ import (
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
-// demoNow is the time the demo history ends at and the clock of the API
-// under test, so that default date ranges are deterministic.
-var demoNow = demotest.Now
-
-// demoStore returns a fresh copy of the demo data set as of demoNow.
-func demoStore(t *testing.T) *store.DB {
-	t.Helper()
-	return demotest.DB(t)
-}
-
 // countHistorySQL computes a count history in SQL over the daily
 // snapshots, the oracle of TestCountPointsMatchSQL: %[1]s is the count's
 // column, %[2]s a bucket's discrete value. For stakers this was the
@@ -53,7 +43,7 @@ const countAtSQL = `COALESCE((SELECT d.%s FROM daily_snapshots d WHERE d.day <= 
 // new stakers the snapshots record per day.
 func TestCountPointsMatchSQL(t *testing.T) {
 	ctx := context.Background()
-	db := demoStore(t)
+	db := demotest.DB(t)
 	days, err := db.CountDays(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -115,12 +105,12 @@ func TestCountPointsMatchSQL(t *testing.T) {
 
 // The history is read once per data version, then answered from memory.
 func TestCountDaysCached(t *testing.T) {
-	db := demoStore(t)
+	db := demotest.DB(t)
 	version := int64(1)
 	entities := NewEntityCache(func() (int64, bool) { return version, true }, 0)
 	ctx := context.Background()
 	read := func() []store.CountDay {
-		l := newLoaders(db, demoNow, 0, entities, nil)
+		l := newLoaders(db, demotest.Now, 0, entities, nil)
 		days, err := l.countDays(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stakegraph/stakegraph/demo/demotest"
 	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
@@ -18,12 +19,12 @@ import (
 
 // testNow is the time the demo history ends at and the clock of the API
 // under test, so that default date ranges are deterministic.
-var testNow = graph.DemoNow
+var testNow = demotest.Now
 
 // demoDB returns a fresh copy of the demo data set as of testNow.
 func demoDB(t *testing.T) *store.DB {
 	t.Helper()
-	return graph.DemoStore(t)
+	return demotest.DB(t)
 }
 
 // testOptions are the handler options of the tests: the demo's clock, and a

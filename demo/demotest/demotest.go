@@ -19,28 +19,27 @@ import (
 // the API under test, so that default date ranges are deterministic.
 var Now = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// Options are the options the demo data set is seeded with.
-func Options() demo.Options {
-	return demo.Options{Now: Now, Seed: 1, Network: chain.Networks["mainnet"]}
-}
+// templateName names the template database of the data set, and
+// seedingPackage is the package whose code seeds it.
+const (
+	templateName   = "demo_mainnet_seed1"
+	seedingPackage = "github.com/stakegraph/stakegraph/demo"
+)
 
-// templateName names the template database of the data set.
-const templateName = "demo_mainnet_seed1"
-
-// Seed loads the demo data set into the empty, migrated database db.
-func Seed(ctx context.Context, db *store.DB) error {
-	return demo.SeedDemo(ctx, db, Options())
+// seed loads the demo data set into the empty, migrated database db.
+func seed(ctx context.Context, db *store.DB) error {
+	return demo.SeedDemo(ctx, db, demo.Options{Now: Now, Seed: 1, Network: chain.Networks["mainnet"]})
 }
 
 // DB returns a fresh copy of the demo data set for t, dropped when t ends.
 func DB(t testing.TB) *store.DB {
 	t.Helper()
-	return storetest.SharedTemplate(t, templateName, "github.com/stakegraph/stakegraph/demo", Seed)
+	return storetest.SharedTemplate(t, templateName, seedingPackage, seed)
 }
 
 // URL is DB for tests that connect to the database themselves or hand its
 // URL to another process.
 func URL(t testing.TB) string {
 	t.Helper()
-	return storetest.SharedTemplateURL(t, templateName, "github.com/stakegraph/stakegraph/demo", Seed)
+	return storetest.SharedTemplateURL(t, templateName, seedingPackage, seed)
 }
