@@ -130,6 +130,22 @@ func TestAVSStakerCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Each registration's count is its stakers, counted row by row.
+	var wrong []string
+	if err := storetest.SQL(t, db).SelectContext(ctx, &wrong, `
+		SELECT ao.avs_address || ' ' || ao.operator_address || ': ' || ao.total_stakers || ' kept, ' || c.n || ' counted'
+		FROM avs_operators ao
+		JOIN avs a ON a.address = ao.avs_address
+		CROSS JOIN LATERAL (
+		    SELECT count(*) FILTER (WHERE ao.is_active AND s.holding_strategies && a.restakeable_strategies) AS n
+		    FROM stakers s WHERE s.operator_address = ao.operator_address
+		) c
+		WHERE ao.total_stakers <> c.n`); err != nil {
+		t.Fatal(err)
+	}
+	if len(wrong) > 0 {
+		t.Errorf("%d registrations' staker counts are wrong, such as %s", len(wrong), wrong[0])
+	}
 	withStakers := 0
 	for _, a := range avs {
 		if kept[a] != counted[a] {
@@ -190,7 +206,10 @@ func TestDeepDepositPages(t *testing.T) {
 // TestAVSStakerPages checks pages of an AVS's stakers, read operator by
 // operator, against the plain ordering of the stakers its totalStakers
 // counts, with and without an update time, for the AVS with the most
-// operators.
+// operators. Later pages start at the operator the registrations' staker
+// counts point to, and at the first operator while the data is marked as
+// not refreshed; skips around the operators' boundaries and the end check
+// both.
 func TestAVSStakerPages(t *testing.T) {
 	db := maintainedWorld(t)
 	ctx := context.Background()
@@ -207,40 +226,75 @@ func TestAVSStakerPages(t *testing.T) {
 	if total < 200 {
 		t.Fatalf("the AVS has %d stakers; the test needs 200", total)
 	}
-	for _, f := range []store.StakerFilter{{}, {UpdatedSince: since}} {
-		for _, skip := range []int{0, 11, 150, total - 5, total + 1} {
-			got, err := db.ListAVSStakers(ctx, []string{avs}, f, store.Page{Skip: skip, Take: 12})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want []string
-			if err := sql.SelectContext(ctx, &want, `
-				SELECT s.address
-				FROM avs a
-				JOIN avs_operators ao ON ao.avs_address = a.address AND ao.is_active
-				JOIN stakers s ON s.operator_address = ao.operator_address
-				WHERE a.address = $1
-				  AND ($2::timestamptz IS NULL OR s.updated_at >= $2)
-				  AND EXISTS (SELECT 1 FROM staker_shares ss
-				              WHERE ss.staker_address = s.address AND ss.shares > 0
-				                AND ss.strategy_address = ANY (a.restakeable_strategies))
-				ORDER BY ao.operator_address, s.address
-				LIMIT 12 OFFSET $3`, avs, nullTime(f.UpdatedSince), skip); err != nil {
-				t.Fatal(err)
-			}
-			if skip == 0 && len(want) == 0 {
-				t.Fatalf("%+v: the AVS has no such stakers", f)
-			}
-			if len(got) != len(want) {
-				t.Fatalf("%+v skip %d: %d stakers; want %d", f, skip, len(got), len(want))
-			}
-			for i, s := range got {
-				if s.Address != want[i] || s.Key != avs {
-					t.Fatalf("%+v skip %d: staker %d is %s of %s; want %s", f, skip, i, s.Address, s.Key, want[i])
+	// The stakers before each of the AVS's operators with stakers after
+	// the first: a page starting there, or just before or after, begins
+	// at an operator's first staker or crosses into it.
+	var boundaries []int
+	if err := sql.SelectContext(ctx, &boundaries, `
+		SELECT through FROM (
+		    SELECT sum(total_stakers) OVER (ORDER BY operator_address) AS through
+		    FROM avs_operators WHERE avs_address = $1 AND is_active AND total_stakers > 0
+		) r
+		WHERE through < $2
+		ORDER BY through LIMIT 4`, avs, total); err != nil {
+		t.Fatal(err)
+	}
+	if len(boundaries) < 3 {
+		t.Fatalf("the AVS has %d operators with stakers; the test needs 4", len(boundaries)+1)
+	}
+	skips := []int{0, 11, 150, total - 5, total - 1, total, total + 1}
+	for _, b := range boundaries {
+		skips = append(skips, b-1, b, b+1)
+	}
+	check := func(state string) {
+		t.Helper()
+		for _, f := range []store.StakerFilter{{}, {UpdatedSince: since}} {
+			for _, skip := range skips {
+				got, err := db.ListAVSStakers(ctx, []string{avs}, f, store.Page{Skip: skip, Take: 12})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var want []string
+				if err := sql.SelectContext(ctx, &want, `
+					SELECT s.address
+					FROM avs a
+					JOIN avs_operators ao ON ao.avs_address = a.address AND ao.is_active
+					JOIN stakers s ON s.operator_address = ao.operator_address
+					WHERE a.address = $1
+					  AND ($2::timestamptz IS NULL OR s.updated_at >= $2)
+					  AND EXISTS (SELECT 1 FROM staker_shares ss
+					              WHERE ss.staker_address = s.address AND ss.shares > 0
+					                AND ss.strategy_address = ANY (a.restakeable_strategies))
+					ORDER BY ao.operator_address, s.address
+					LIMIT 12 OFFSET $3`, avs, nullTime(f.UpdatedSince), skip); err != nil {
+					t.Fatal(err)
+				}
+				if skip == 0 && len(want) == 0 {
+					t.Fatalf("%+v: the AVS has no such stakers", f)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%s, %+v skip %d: %d stakers; want %d", state, f, skip, len(got), len(want))
+				}
+				for i, s := range got {
+					if s.Address != want[i] || s.Key != avs {
+						t.Fatalf("%s, %+v skip %d: staker %d is %s of %s; want %s", state, f, skip, i, s.Address, s.Key, want[i])
+					}
 				}
 			}
 		}
 	}
+	check("refreshed")
+	// Counts that no longer agree with the stakers, as between a batch
+	// and its refresh, are not used while the data is marked so.
+	for _, stmt := range []string{
+		`UPDATE service_state SET dirty_since = now()`,
+		`UPDATE avs_operators SET total_stakers = total_stakers + 3 WHERE avs_address = '` + avs + `'`,
+	} {
+		if _, err := sql.ExecContext(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("not refreshed")
 	// A batch returns each AVS's page, grouped in the order asked.
 	var other string
 	if err := sql.GetContext(ctx, &other, `SELECT address FROM avs WHERE address <> $1 AND total_stakers > 0 ORDER BY address DESC LIMIT 1`, avs); err != nil {

@@ -288,7 +288,11 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 			           WHERE st.kind <> 'eigen' GROUP BY os.operator_address) v
 			       ON v.operator_address = o2.address
 			WHERE o.address = o2.address`, nil},
-		{"avs totals", `
+		{"registration stakers", `
+			-- The stakers each registration brings its AVS (the stakers
+			-- ListAVSStakers lists): those delegated to the operator that
+			-- hold shares in a strategy the AVS restakes, while the
+			-- registration is active.
 			WITH holding_counts AS (
 			    -- The delegated stakers by operator and set of strategies
 			    -- with positive shares (their holding strategies).
@@ -296,14 +300,26 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 			    FROM stakers
 			    WHERE operator_address IS NOT NULL AND holding_strategies <> '{}'
 			    GROUP BY operator_address, holding_strategies
-			), avs_stakers AS (
-			    SELECT ao.avs_address, sum(hc.n) AS n
+			), registration_stakers AS (
+			    SELECT ao.avs_address, ao.operator_address, COALESCE(sum(hc.n), 0) AS n
 			    FROM avs_operators ao
 			    JOIN avs a ON a.address = ao.avs_address
-			    JOIN holding_counts hc
-			      ON hc.operator_address = ao.operator_address AND hc.strategies && a.restakeable_strategies
-			    WHERE ao.is_active
-			    GROUP BY ao.avs_address
+			    LEFT JOIN holding_counts hc
+			      ON hc.operator_address = ao.operator_address
+			     AND ` + avsStakerCondition("ao.is_active", "hc.strategies", "a.restakeable_strategies") + `
+			    GROUP BY ao.avs_address, ao.operator_address
+			)
+			UPDATE avs_operators ao
+			SET total_stakers = r.n
+			FROM registration_stakers r
+			WHERE ao.avs_address = r.avs_address AND ao.operator_address = r.operator_address
+			  AND ao.total_stakers IS DISTINCT FROM r.n`, nil},
+		{"avs totals", `
+			WITH avs_stakers AS (
+			    SELECT avs_address, sum(total_stakers) AS n
+			    FROM avs_operators
+			    WHERE is_active
+			    GROUP BY avs_address
 			)
 			UPDATE avs a
 			SET total_operators = COALESCE(r.n, 0), total_stakers = COALESCE(s.n, 0), tvl_eth = COALESCE(v.eth, 0)
