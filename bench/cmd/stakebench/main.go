@@ -147,13 +147,19 @@ func (e *env) stakegraph(ctx context.Context, args ...string) (string, error) {
 
 // commandEnv is the environment of every stakegraph command run.
 func (e *env) commandEnv() []string {
-	return []string{
+	env := []string{
 		"STAKEGRAPH_HOME=" + e.cfg.home,
 		fmt.Sprintf("STAKEGRAPH_PG_PORT=%d", e.cfg.pgPort),
 		"STAKEGRAPH_NETWORK=mainnet",
 		"STAKEGRAPH_LOG_FORMAT=json",
 		"DATABASE_URL=",
 	}
+	// Profiles of the server under test can be taken from the admin
+	// listener while it runs when the caller asks for them.
+	if v, ok := os.LookupEnv("STAKEGRAPH_PPROF"); ok {
+		env = append(env, "STAKEGRAPH_PPROF="+v)
+	}
+	return env
 }
 
 // seededMarker is the file, in the cluster directory, written once the
