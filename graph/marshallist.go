@@ -8,7 +8,9 @@ import (
 )
 
 // marshalList marshals the n elements of a list of objects whose selection
-// is sel; generated.go calls it for every such list (see inlinelists).
+// is sel; generated.go calls it for every such list (see execgen, whose
+// list template calls it where gqlgen's calls
+// graphql.MarshalSliceConcurrently).
 //
 // gqlgen marshals each element in its own goroutine so that the elements'
 // resolvers run concurrently and their dataloader calls gather into one
