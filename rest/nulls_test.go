@@ -1,0 +1,115 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var testNullPaths = nullPaths{"data.*.ethValue", "data.*.args.strategy", "data.*.args.list.*.value", "top"}
+
+func TestLeaveOutNulls(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		// Members named by a path go where null, wherever they stand.
+		{`{"data":[{"ethValue":null,"tx":"0x1"}],"meta":{"total":1}}`, `{"data":[{"tx":"0x1"}],"meta":{"total":1}}`},
+		{`{"data":[{"tx":"0x1","ethValue":null}]}`, `{"data":[{"tx":"0x1"}]}`},
+		{`{"data":[{"a":1,"ethValue":null,"b":2}]}`, `{"data":[{"a":1,"b":2}]}`},
+		{`{"data":[{"ethValue":null}]}`, `{"data":[{}]}`},
+		{`{"top":null}`, `{}`},
+		{`{"data":[{"args":{"strategy":null,"shares":null}},{"args":{"strategy":"0xs","shares":null}}]}`,
+			`{"data":[{"args":{"shares":null}},{"args":{"strategy":"0xs","shares":null}}]}`},
+		{`{"data":[{"args":{"list":[{"value":null,"k":1},{"value":2}]}}]}`, `{"data":[{"args":{"list":[{"k":1},{"value":2}]}}]}`},
+		// Values that are not null stay, whatever they hold.
+		{`{"data":[{"ethValue":"0","args":{"strategy":{"x":null}}}]}`, `{"data":[{"ethValue":"0","args":{"strategy":{"x":null}}}]}`},
+		{`{"data":[{"ethValue":nullish}]}`, `{"data":[{"ethValue":nullish}]}`},
+		// Nulls elsewhere stay: another depth, another name, the meta.
+		{`{"ethValue":null,"data":[{"x":{"ethValue":null}}],"meta":{"top":null}}`, `{"ethValue":null,"data":[{"x":{"ethValue":null}}],"meta":{"top":null}}`},
+		{`{"data":{"ethValue":null}}`, `{"data":{"ethValue":null}}`},
+		// Strings are copied as written, escapes and brackets included.
+		{`{"data":[{"tx":"a\"},{\\","ethValue":null,"n":-1.5e+3}]}`, `{"data":[{"tx":"a\"},{\\","n":-1.5e+3}]}`},
+		// White space between tokens is dropped, never inside strings.
+		{" {\n \"data\" : [ { \"ethValue\" : null , \"tx\" : \" a \" } ] } ", `{"data":[{"tx":" a "}]}`},
+		{`[]`, `[]`},
+		{`{}`, `{}`},
+	} {
+		got, err := leaveOutNulls([]byte(c.in), testNullPaths)
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		if string(got) != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
+		}
+	}
+	for _, bad := range []string{``, `{`, `{"data":[`, `{"a" 1}`, `{"a":1 "b":2}`, `[1 2]`, `{"a":"x}`, `{1:2}`, `{"a":}`, `{} {}`, `{"a":1,}`} {
+		if got, err := leaveOutNulls([]byte(bad), testNullPaths); err == nil {
+			t.Errorf("%q: %s; want an error", bad, got)
+		}
+	}
+}
+
+// FuzzLeaveOutNulls checks leaveOutNulls against decoding the document and
+// deleting the null members that the paths name: on a JSON document both
+// give the same value, and the output is JSON; on anything else it fails
+// without panicking.
+func FuzzLeaveOutNulls(f *testing.F) {
+	for _, seed := range []string{
+		`{"data":[{"ethValue":null,"tx":"0x1","args":{"strategy":null,"list":[{"value":null},{"value":1}]}}],"meta":{"total":1}}`,
+		`{"top":null,"data":[]}`,
+		`{"data":[{"args":{"strategy":"\u0041"}}]}`,
+		`[null,{"top":null}]`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got, err := leaveOutNulls([]byte(in), testNullPaths)
+		if !json.Valid([]byte(in)) {
+			return // not one JSON document: an error or any output will do
+		}
+		var want any
+		d := json.NewDecoder(strings.NewReader(in))
+		d.UseNumber()
+		if err := d.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		deleteNulls(want, nil)
+		var value any
+		d = json.NewDecoder(bytes.NewReader(got))
+		d.UseNumber()
+		if err := d.Decode(&value); err != nil {
+			t.Fatalf("%q gave %q, not JSON: %v", in, got, err)
+		}
+		if !reflect.DeepEqual(value, want) {
+			t.Fatalf("%q gave %q; want the value %v", in, got, want)
+		}
+	})
+}
+
+// deleteNulls deletes from v, a decoded document, the null members that
+// testNullPaths name.
+func deleteNulls(v any, path []string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			p := append(path[:len(path):len(path)], k)
+			if e == nil {
+				for _, d := range testNullPaths {
+					if d == strings.Join(p, ".") {
+						delete(v, k)
+					}
+				}
+				continue
+			}
+			deleteNulls(e, p)
+		}
+	case []any:
+		for _, e := range v {
+			deleteNulls(e, append(path[:len(path):len(path)], "*"))
+		}
+	}
+}
