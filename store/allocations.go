@@ -93,7 +93,7 @@ func (db *DB) AllocationsByMembers(ctx context.Context, members []MemberRef) ([]
 		ops[i], avs[i], ids[i] = m.Operator, m.Set.AVS, m.Set.ID
 	}
 	var out []Allocation
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT k.operator_address || '/' || `+operatorSetKey("k.avs_address", "k.operator_set_id")+` AS key,`+allocationColumns+`
 		FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS k(operator_address, avs_address, operator_set_id, position)
 		CROSS JOIN LATERAL (`+allocationRows(`a.operator_address = k.operator_address
@@ -131,7 +131,7 @@ func (db *DB) ListAllocationsByOperators(ctx context.Context, operators []string
 // CountAllocationsByOperators returns the number of allocations of each of
 // the given operators; operators without any are left out of the map.
 func (db *DB) CountAllocationsByOperators(ctx context.Context, operators []string) (map[string]int, error) {
-	return db.countByKey(ctx, "count operator allocations", `
+	return db.countByKeyPrepared(ctx, "count operator allocations", `
 		SELECT operator_address AS key, count(*) AS n
 		FROM allocations
 		WHERE operator_address = ANY($1)
@@ -147,7 +147,7 @@ func (db *DB) CountAllocationsByOperators(ctx context.Context, operators []strin
 func (db *DB) AllocatedStakeBySets(ctx context.Context, sets []OperatorSetRef) ([]StrategyShares, error) {
 	avs, ids := refArrays(sets)
 	var out []StrategyShares
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+operatorSetKey("k.avs_address", "k.operator_set_id")+` AS owner, x.strategy_address,
 		       x.shares::text AS shares,`+sharesValueColumns("x.shares")+`
 		FROM unnest($1::text[], $2::bigint[]) AS k(avs_address, operator_set_id)
@@ -183,7 +183,7 @@ type MaxMagnitude struct {
 // slashed), ordered by operator and strategy.
 func (db *DB) MaxMagnitudesByOperators(ctx context.Context, operators []string) ([]MaxMagnitude, error) {
 	var out []MaxMagnitude
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT k.operator_address, k.strategy_address,
 		       COALESCE(mm.max_magnitude, 1000000000000000000)::text AS max_magnitude
 		FROM (

@@ -115,7 +115,7 @@ func (db *DB) CountAVS(ctx context.Context, f AVSFilter) (int, error) {
 // in no particular order; unknown addresses are left out.
 func (db *DB) AVSByAddresses(ctx context.Context, addresses []string) ([]AVS, error) {
 	var out []AVS
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+avsColumns+`
 		FROM avs a
 		WHERE a.address = ANY($1)`, pq.Array(addresses)); err != nil {
@@ -170,7 +170,7 @@ type StrategyAPY struct {
 // by AVS and strategy.
 func (db *DB) StrategyAPYsByAVS(ctx context.Context, avs []string) ([]StrategyAPY, error) {
 	var out []StrategyAPY
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT avs_address, strategy_address, apy::text AS apy
 		FROM avs_strategy_apy
 		WHERE avs_address = ANY($1)

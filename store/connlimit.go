@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"github.com/jmoiron/sqlx"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -55,6 +56,44 @@ func (db *DB) selectContext(ctx context.Context, dest any, query string, args ..
 	}
 	defer release()
 	return db.sql.SelectContext(ctx, dest, query, args...)
+}
+
+// selectPrepared is selectContext for a hot statement whose best plan does
+// not depend on its arguments, such as a batch read by key
+// (`WHERE key = ANY($1)`): the statement is prepared once per connection
+// and kept, so PostgreSQL parses it once and, after a few executions,
+// plans it once instead of on every execution. Planning the valued
+// positions of a page of stakers took as long as running it (1.5 ms each
+// under load on the bench data). A statement whose plan depends on its
+// arguments (a page at a skip, a time range) stays with selectContext.
+func (db *DB) selectPrepared(ctx context.Context, dest any, query string, args ...any) error {
+	release, err := hold(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	stmt, err := db.prepare(ctx, query)
+	if err != nil {
+		return err
+	}
+	return stmt.SelectContext(ctx, dest, args...)
+}
+
+// prepare returns the kept statement of query, preparing it the first
+// time.
+func (db *DB) prepare(ctx context.Context, query string) (*sqlx.Stmt, error) {
+	if stmt, ok := db.prepared.Load(query); ok {
+		return stmt.(*sqlx.Stmt), nil
+	}
+	stmt, err := db.sql.PreparexContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	if kept, loaded := db.prepared.LoadOrStore(query, stmt); loaded {
+		stmt.Close()
+		return kept.(*sqlx.Stmt), nil
+	}
+	return stmt, nil
 }
 
 // getContext runs query and scans its one row into dest, as sqlx does,

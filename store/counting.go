@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql/driver"
+	"strings"
 	"sync/atomic"
 
 	"github.com/lib/pq"
@@ -84,9 +85,34 @@ func (c *countingConn) ExecContext(ctx context.Context, query string, args []dri
 	return c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
 }
 
+// PrepareContext prepares query on this connection. A COPY counts as one
+// statement when prepared, as before its rows are sent; any other prepared
+// statement counts each time it runs (countingStmt), and preparing it,
+// once per connection, does not count, so that a request's count does not
+// depend on the connections it happens to get.
 func (c *countingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	c.count.Add(1)
-	return c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	stmt, err := c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	if err != nil || strings.HasPrefix(query, "COPY ") {
+		c.count.Add(1)
+		return stmt, err
+	}
+	return &countingStmt{Stmt: stmt, count: c.count}, nil
+}
+
+// countingStmt forwards to pq's prepared statement and counts its runs.
+type countingStmt struct {
+	driver.Stmt
+	count *atomic.Int64
+}
+
+func (s *countingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	s.count.Add(1)
+	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+}
+
+func (s *countingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	s.count.Add(1)
+	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
 }
 
 func (c *countingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {

@@ -109,7 +109,7 @@ type StrategySnapshotTrio struct {
 // strategy is not empty, only that strategy's are returned.
 func (db *DB) LatestStrategySnapshots(ctx context.Context, strategy string) (StrategySnapshotTrio, error) {
 	var rows []StrategySnapshot
-	if err := db.selectContext(ctx, &rows, `
+	if err := db.selectPrepared(ctx, &rows, `
 		SELECT sds.day::timestamp AT TIME ZONE 'UTC' AS day, sds.strategy_address, s.symbol, s.kind::text AS kind,
 		       sds.total_shares::text AS total_shares, sds.tvl::text AS tvl, sds.tvl_eth::text AS tvl_eth
 		FROM strategy_daily_snapshots sds

@@ -101,7 +101,7 @@ func (db *DB) CountOperators(ctx context.Context, f OperatorFilter) (int, error)
 // no particular order; unknown addresses are left out.
 func (db *DB) OperatorsByAddresses(ctx context.Context, addresses []string) ([]Operator, error) {
 	var out []Operator
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+operatorColumns+`
 		FROM operators o
 		WHERE o.address = ANY($1)`, pq.Array(addresses)); err != nil {
@@ -127,7 +127,7 @@ type Registration struct {
 // operator registers to a few dozen AVS at most.
 func (db *DB) RegistrationsByOperators(ctx context.Context, operators []string) ([]Registration, error) {
 	var out []Registration
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT avs_address, operator_address, is_active, restaked_strategies,
 		       created_at_block, updated_at_block, created_at, updated_at
 		FROM avs_operators
@@ -251,11 +251,23 @@ func (db *DB) selectRanked(ctx context.Context, dest any, query string, args ...
 
 // countByKey runs a query that returns (key, n) rows and collects them.
 func (db *DB) countByKey(ctx context.Context, what, query string, args ...any) (map[string]int, error) {
+	return db.countRowsByKey(ctx, db.selectContext, what, query, args...)
+}
+
+// countByKeyPrepared is countByKey with a statement kept prepared, for a
+// count whose best plan does not depend on its arguments (see
+// selectPrepared).
+func (db *DB) countByKeyPrepared(ctx context.Context, what, query string, args ...any) (map[string]int, error) {
+	return db.countRowsByKey(ctx, db.selectPrepared, what, query, args...)
+}
+
+// countRowsByKey runs a count by key with run.
+func (db *DB) countRowsByKey(ctx context.Context, run func(ctx context.Context, dest any, query string, args ...any) error, what, query string, args ...any) (map[string]int, error) {
 	var rows []struct {
 		Key string `db:"key"`
 		N   int    `db:"n"`
 	}
-	if err := db.selectContext(ctx, &rows, query, args...); err != nil {
+	if err := run(ctx, &rows, query, args...); err != nil {
 		return nil, fmt.Errorf("%s: %w", what, Classify(err))
 	}
 	out := make(map[string]int, len(rows))

@@ -84,7 +84,7 @@ const operatorSetOrder = `s.block_number, s.log_index`
 func (db *DB) OperatorSetsByRefs(ctx context.Context, refs []OperatorSetRef) ([]OperatorSet, error) {
 	avs, ids := refArrays(refs)
 	var out []OperatorSet
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+operatorSetColumns+`
 		FROM unnest($1::text[], $2::bigint[]) AS k(avs_address, operator_set_id)
 		JOIN operator_sets s ON s.avs_address = k.avs_address AND s.operator_set_id = k.operator_set_id`,
@@ -174,7 +174,7 @@ func (db *DB) ListOperatorSetsByAVS(ctx context.Context, avs []string, p Page) (
 // CountOperatorSetsByAVS returns the number of operator sets of each of the
 // given AVS; AVS without any are left out of the map.
 func (db *DB) CountOperatorSetsByAVS(ctx context.Context, avs []string) (map[string]int, error) {
-	return db.countByKey(ctx, "count avs operator sets", `
+	return db.countByKeyPrepared(ctx, "count avs operator sets", `
 		SELECT avs_address AS key, count(*) AS n
 		FROM operator_sets
 		WHERE avs_address = ANY($1)

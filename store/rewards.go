@@ -67,7 +67,7 @@ func (db *DB) ListRewardsSubmissionsByAVS(ctx context.Context, avs []string, p P
 // hashes, in no particular order; unknown hashes are left out.
 func (db *DB) RewardsSubmissionsByHashes(ctx context.Context, hashes []string) ([]RewardsSubmission, error) {
 	var out []RewardsSubmission
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT r.rewards_submission_hash AS key, `+rewardsSubmissionColumns+`
 		FROM rewards_submissions r
 		WHERE r.rewards_submission_hash = ANY($1)`, pq.Array(hashes)); err != nil {
@@ -89,7 +89,7 @@ type RewardsSubmissionStrategy struct {
 // submissions, ordered by submission hash and then in submission order.
 func (db *DB) StrategiesBySubmissions(ctx context.Context, hashes []string) ([]RewardsSubmissionStrategy, error) {
 	var out []RewardsSubmissionStrategy
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT rewards_submission_hash, strategy_address, multiplier::text AS multiplier, amount::text AS amount
 		FROM rewards_submission_strategies
 		WHERE rewards_submission_hash = ANY($1)
@@ -113,7 +113,7 @@ type AVSRewardsTotals struct {
 // AVS without submissions are left out.
 func (db *DB) RewardsTotalsByAVS(ctx context.Context, avs []string) ([]AVSRewardsTotals, error) {
 	var out []AVSRewardsTotals
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT r.avs_address,
 		       count(*) AS total_submissions,
 		       sum(r.amount)::text AS total_rewards,
@@ -155,7 +155,7 @@ func (db *DB) OperatorsBySubmissions(ctx context.Context, hashes []string) ([]Re
 		Strategies  pq.StringArray `db:"strategies"`
 		Multipliers pq.StringArray `db:"multipliers"`
 	}
-	if err := db.selectContext(ctx, &rows, `
+	if err := db.selectPrepared(ctx, &rows, `
 		SELECT o.rewards_submission_hash, o.operator_address, o.amount::text AS amount,
 		       ARRAY(SELECT s.strategy_address::text FROM rewards_submission_strategies s
 		             WHERE s.rewards_submission_hash = o.rewards_submission_hash ORDER BY s.position) AS strategies,
@@ -247,7 +247,7 @@ func (db *DB) ListRewardsSubmissionsBySets(ctx context.Context, sets []OperatorS
 // key; sets without any are left out of the map.
 func (db *DB) CountRewardsSubmissionsBySets(ctx context.Context, sets []OperatorSetRef) (map[string]int, error) {
 	avs, ids := refArrays(sets)
-	return db.countByKey(ctx, "count operator set rewards submissions", `
+	return db.countByKeyPrepared(ctx, "count operator set rewards submissions", `
 		SELECT `+operatorSetKey("k.avs_address", "k.operator_set_id")+` AS key, count(*) AS n
 		FROM unnest($1::text[], $2::bigint[]) AS k(avs_address, operator_set_id)
 		JOIN rewards_submissions r ON `+setSubmissionCondition+`
@@ -268,7 +268,7 @@ type OperatorRewards struct {
 // pay it. An operator without any has empty lists.
 func (db *DB) RewardsByOperators(ctx context.Context, operators []string) ([]OperatorRewards, error) {
 	var out []OperatorRewards
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT k.key AS operator_address,
 		       ARRAY(
 		           SELECT r.token_address FROM rewards_submissions r
@@ -307,7 +307,7 @@ type ClaimedRewards struct {
 // from the RewardsCoordinator, per token, ordered by earner and token.
 func (db *DB) ClaimedRewardsByEarners(ctx context.Context, earners []string) ([]ClaimedRewards, error) {
 	var out []ClaimedRewards
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT e.args->>'earner' AS earner, e.args->>'token' AS token,
 		       sum((e.args->>'claimedAmount')::numeric)::text AS amount
 		FROM protocol_events e
@@ -333,7 +333,7 @@ type StakerAVSApy struct {
 // ordered by staker, AVS and strategy.
 func (db *DB) AVSApysByStakers(ctx context.Context, stakers []string) ([]StakerAVSApy, error) {
 	var out []StakerAVSApy
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT s.address AS staker_address, ao.avs_address, asa.strategy_address, asa.apy::text AS apy
 		FROM stakers s
 		JOIN avs_operators ao ON ao.operator_address = s.operator_address AND ao.is_active

@@ -187,7 +187,7 @@ func (db *DB) ListSlashingsByOperators(ctx context.Context, operators []string, 
 // CountSlashingsByOperators returns the number of slashings of each of the
 // given operators; operators never slashed are left out of the map.
 func (db *DB) CountSlashingsByOperators(ctx context.Context, operators []string) (map[string]int, error) {
-	return db.countByKey(ctx, "count operator slashings", `
+	return db.countByKeyPrepared(ctx, "count operator slashings", `
 		SELECT operator_address AS key, count(*) AS n
 		FROM slashings
 		WHERE operator_address = ANY($1)
@@ -225,7 +225,7 @@ func (db *DB) ListSlashingsBySets(ctx context.Context, sets []OperatorSetRef, p 
 // the map.
 func (db *DB) CountSlashingsBySets(ctx context.Context, sets []OperatorSetRef) (map[string]int, error) {
 	avs, ids := refArrays(sets)
-	return db.countByKey(ctx, "count operator set slashings", `
+	return db.countByKeyPrepared(ctx, "count operator set slashings", `
 		SELECT `+operatorSetKey("s.avs_address", "s.operator_set_id")+` AS key, count(*) AS n
 		FROM unnest($1::text[], $2::bigint[]) AS k(avs_address, operator_set_id)
 		JOIN slashings s ON s.avs_address = k.avs_address AND s.operator_set_id = k.operator_set_id

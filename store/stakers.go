@@ -26,7 +26,7 @@ const stakerColumns = `
 // particular order; addresses never seen are left out.
 func (db *DB) StakersByAddresses(ctx context.Context, addresses []string) ([]Staker, error) {
 	var out []Staker
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+stakerColumns+`
 		FROM stakers s
 		WHERE s.address = ANY($1)`, pq.Array(addresses)); err != nil {
@@ -68,7 +68,7 @@ func (db *DB) ListOperatorStakers(ctx context.Context, operators []string, p Pag
 // CountOperatorStakers returns the number of stakers delegated to each of
 // the given operators; operators with none are left out of the map.
 func (db *DB) CountOperatorStakers(ctx context.Context, operators []string) (map[string]int, error) {
-	return db.countByKey(ctx, "count operator stakers", `
+	return db.countByKeyPrepared(ctx, "count operator stakers", `
 		SELECT operator_address AS key, count(*) AS n
 		FROM stakers
 		WHERE operator_address = ANY($1)
@@ -474,7 +474,7 @@ func (db *DB) ListDepositsByStakers(ctx context.Context, stakers []string, p Pag
 // CountDepositsByStakers returns the number of deposits of each of the given
 // stakers; stakers with none are left out of the map.
 func (db *DB) CountDepositsByStakers(ctx context.Context, stakers []string) (map[string]int, error) {
-	return db.countByKey(ctx, "count deposits", `
+	return db.countByKeyPrepared(ctx, "count deposits", `
 		SELECT staker_address AS key, count(*) AS n
 		FROM deposits
 		WHERE staker_address = ANY($1)

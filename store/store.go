@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"net"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,6 +40,9 @@ type DB struct {
 	// statements counts the statements sent by this handle and by the
 	// pools opened from it with NewPool.
 	statements *atomic.Int64
+	// prepared holds the statements prepared by selectPrepared, by their
+	// text (a *sqlx.Stmt each).
+	prepared sync.Map
 }
 
 // Close closes the handle's connections.

@@ -49,7 +49,7 @@ func (db *DB) ListStrategies(ctx context.Context) ([]StrategyState, error) {
 // no particular order; unknown addresses are left out.
 func (db *DB) StrategiesByAddresses(ctx context.Context, addresses []string) ([]StrategyState, error) {
 	var out []StrategyState
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+strategyStateColumns+`
 		FROM strategies s
 		WHERE s.address = ANY($1)`, pq.Array(addresses)); err != nil {
@@ -91,7 +91,7 @@ func sharesValueColumns(shares string) string {
 // AVS and strategy.
 func (db *DB) AVSSharesByAVS(ctx context.Context, avs []string) ([]StrategyShares, error) {
 	var out []StrategyShares
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT x.avs_address AS owner, x.strategy_address, x.shares::text AS shares,`+sharesValueColumns("x.shares")+`
 		FROM avs_shares x
 		LEFT JOIN strategies s ON s.address = x.strategy_address
@@ -106,7 +106,7 @@ func (db *DB) AVSSharesByAVS(ctx context.Context, avs []string) ([]StrategyShare
 // given operators, ordered by operator and strategy.
 func (db *DB) OperatorSharesByOperators(ctx context.Context, operators []string) ([]StrategyShares, error) {
 	var out []StrategyShares
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT x.operator_address AS owner, x.strategy_address, x.shares::text AS shares,`+sharesValueColumns("x.shares")+`
 		FROM operator_shares x
 		LEFT JOIN strategies s ON s.address = x.strategy_address
@@ -128,7 +128,7 @@ func (db *DB) OperatorSharesByOperators(ctx context.Context, operators []string)
 // staker has no deposit shares are left out.
 func (db *DB) StakerSharesByStakers(ctx context.Context, stakers []string) ([]StrategyShares, error) {
 	var out []StrategyShares
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT x.staker_address AS owner, x.strategy_address, x.withdrawable_shares::text AS shares,
 		       x.deposit_shares::text AS deposit_shares, x.withdrawable_shares::text AS withdrawable_shares,`+
 		sharesValueColumns("x.withdrawable_shares")+`
@@ -146,7 +146,7 @@ func (db *DB) StakerSharesByStakers(ctx context.Context, stakers []string) ([]St
 // strategy order.
 func (db *DB) WithdrawalSharesByRoots(ctx context.Context, roots []string) ([]StrategyShares, error) {
 	var out []StrategyShares
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT w.withdrawal_root AS owner, u.strategy_address, u.shares::text AS shares,`+sharesValueColumns("u.shares")+`
 		FROM withdrawals w
 		CROSS JOIN LATERAL unnest(w.strategies, w.shares) WITH ORDINALITY AS u(strategy_address, shares, position)
@@ -163,7 +163,7 @@ func (db *DB) WithdrawalSharesByRoots(ctx context.Context, roots []string) ([]St
 // trigger-maintained pairs of migration 00008).
 func (db *DB) RewardTokensByStrategies(ctx context.Context, strategies []string) ([]StrategyRewardTokens, error) {
 	var out []StrategyRewardTokens
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT strategy_address, array_agg(token_address ORDER BY token_address) AS tokens
 		FROM reward_strategy_tokens
 		WHERE strategy_address = ANY($1)

@@ -34,7 +34,7 @@ type WithdrawalPayout struct {
 // withdrawal was completed, or the current one while it is queued.
 func (db *DB) WithdrawalPayoutsByRoots(ctx context.Context, roots []string) ([]WithdrawalPayout, error) {
 	var out []WithdrawalPayout
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT w.withdrawal_root AS owner, u.strategy_address, p.shares::text AS shares,
 		       u.scaled::text AS scaled_shares,`+sharesValueColumns("p.shares")+`
 		FROM withdrawals w

@@ -397,7 +397,7 @@ func (db *DB) countWithdrawalsFromTotals(ctx context.Context, f WithdrawalFilter
 // particular order; unknown roots are left out.
 func (db *DB) WithdrawalsByRoots(ctx context.Context, roots []string) ([]Withdrawal, error) {
 	var out []Withdrawal
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+withdrawalColumns+`
 		FROM withdrawals w
 		LEFT JOIN service_state st ON true

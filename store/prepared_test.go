@@ -1,0 +1,80 @@
+package store_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
+)
+
+// TestPreparedStatements checks the statements kept prepared: each run
+// counts as one statement whichever connection it gets, preparing does
+// not count, they answer like the first run on every connection of the
+// pool, and they are prepared again on the connections that replace
+// connections the server ended.
+func TestPreparedStatements(t *testing.T) {
+	db := maintainedWorld(t)
+	ctx := context.Background()
+	sql := storetest.SQL(t, db)
+	var stakers []string
+	if err := sql.SelectContext(ctx, &stakers, `
+		SELECT staker_address FROM staker_shares WHERE shares > 0
+		GROUP BY staker_address ORDER BY staker_address LIMIT 20`); err != nil {
+		t.Fatal(err)
+	}
+	first, err := db.StakerSharesByStakers(ctx, stakers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) < len(stakers) {
+		t.Fatalf("%d positions of %d stakers", len(first), len(stakers))
+	}
+	same := func(what string, got []store.StrategyShares) {
+		t.Helper()
+		if len(got) != len(first) {
+			t.Fatalf("%s: %d positions; the first run had %d", what, len(got), len(first))
+		}
+		for i := range got {
+			if !reflect.DeepEqual(got[i], first[i]) {
+				t.Fatalf("%s: position %d is %+v; the first run had %+v", what, i, got[i], first[i])
+			}
+		}
+	}
+	// Eight runs at once take several connections, most of which have
+	// not prepared the statement yet.
+	before := db.StatementCount()
+	results := make(chan []store.StrategyShares, 8)
+	errs := make(chan error, 8)
+	for range 8 {
+		go func() {
+			got, err := db.StakerSharesByStakers(ctx, stakers)
+			errs <- err
+			results <- got
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		same("concurrent run", <-results)
+	}
+	if n := db.StatementCount() - before; n != 8 {
+		t.Errorf("8 runs counted %d statements; want 8", n)
+	}
+	// The server ends every connection of the handle: the next runs get
+	// new connections and prepare the statement on them.
+	if _, err := sql.ExecContext(ctx, `
+		SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		got, err := db.StakerSharesByStakers(ctx, stakers)
+		if err != nil {
+			t.Fatalf("after the server ended the connections: %v", err)
+		}
+		same("run after the connections ended", got)
+	}
+}
