@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -118,6 +120,12 @@ func TestQueryPlans(t *testing.T) {
 				plan := explain(t, plain, st.query, args)
 				for _, v := range planViolations(plan, large) {
 					t.Errorf("%s\n  in %s\n  with %s\n  plan:\n%s", v, oneLine(st.query), describeArgs(args), indentPlan(plan))
+				}
+				if st.prepared {
+					plan := explainGeneric(t, plain, st.query, args)
+					for _, v := range planViolations(plan, large) {
+						t.Errorf("%s in the generic plan\n  in %s\n  with %s\n  plan:\n%s", v, oneLine(st.query), describeArgs(args), indentPlan(plan))
+					}
 				}
 			}
 		}
@@ -387,10 +395,13 @@ func dataNow(t *testing.T, db *sql.DB) time.Time {
 }
 
 // recordedStatement is a distinct statement text with up to
-// argsPerStatement of the argument sets it ran with.
+// argsPerStatement of the argument sets it ran with. A prepared statement
+// may run with the generic plan PostgreSQL makes for any arguments, which
+// is checked too.
 type recordedStatement struct {
-	query string
-	args  [][]any
+	query    string
+	args     [][]any
+	prepared bool
 }
 
 // recorder collects the statements sent through a recording connection
@@ -419,7 +430,7 @@ func (r *recorder) stop() []*recordedStatement {
 	return out
 }
 
-func (r *recorder) record(query string, named []driver.NamedValue) {
+func (r *recorder) record(query string, named []driver.NamedValue, prepared bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.on {
@@ -431,6 +442,7 @@ func (r *recorder) record(query string, named []driver.NamedValue) {
 		r.byQuery[query] = st
 		r.order = append(r.order, query)
 	}
+	st.prepared = st.prepared || prepared
 	if len(st.args) >= argsPerStatement {
 		return
 	}
@@ -470,13 +482,38 @@ type recordingConn struct {
 }
 
 func (c *recordingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	c.rec.record(query, args)
+	c.rec.record(query, args, false)
 	return c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
 }
 
 func (c *recordingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	c.rec.record(query, args)
+	c.rec.record(query, args, false)
 	return c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
+}
+
+func (c *recordingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	stmt, err := c.Conn.(driver.ConnPrepareContext).PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return &recordingStmt{Stmt: stmt, query: query, rec: c.rec}, nil
+}
+
+// recordingStmt is a prepared statement whose runs rec records.
+type recordingStmt struct {
+	driver.Stmt
+	query string
+	rec   *recorder
+}
+
+func (s *recordingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	s.rec.record(s.query, args, true)
+	return s.Stmt.(driver.StmtQueryContext).QueryContext(ctx, args)
+}
+
+func (s *recordingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	s.rec.record(s.query, args, true)
+	return s.Stmt.(driver.StmtExecContext).ExecContext(ctx, args)
 }
 
 func (c *recordingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
@@ -545,6 +582,73 @@ func explain(t *testing.T, db *sql.DB, query string, args []any) planNode {
 		t.Fatalf("explain output %s: %v", out, err)
 	}
 	return plans[0].Plan
+}
+
+// explainGeneric returns the generic plan of query, the one PostgreSQL may
+// keep for a prepared statement whatever its arguments, as it runs with
+// args.
+func explainGeneric(t *testing.T, db *sql.DB, query string, args []any) planNode {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// EXECUTE takes no bound parameters: the arguments are written as
+	// literals, whose types the prepared statement gives them.
+	literals := make([]string, len(args))
+	for i, a := range args {
+		literals[i] = sqlLiteral(t, a)
+	}
+	var out string
+	for _, stmt := range []string{
+		"DEALLOCATE ALL",
+		"SET plan_cache_mode = force_generic_plan",
+		"PREPARE generic_plan_check AS " + query,
+		"EXPLAIN (FORMAT JSON) EXECUTE generic_plan_check(" + strings.Join(literals, ", ") + ")",
+		"DEALLOCATE generic_plan_check",
+		"RESET plan_cache_mode",
+	} {
+		if strings.HasPrefix(stmt, "EXPLAIN") {
+			err = conn.QueryRowContext(ctx, stmt).Scan(&out)
+		} else {
+			_, err = conn.ExecContext(ctx, stmt)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v\n  in %s", oneLine(stmt), err, oneLine(query))
+		}
+	}
+	var plans []struct {
+		Plan planNode `json:"Plan"`
+	}
+	if err := json.Unmarshal([]byte(out), &plans); err != nil || len(plans) != 1 {
+		t.Fatalf("explain output %s: %v", out, err)
+	}
+	return plans[0].Plan
+}
+
+// sqlLiteral writes a statement argument, as the driver passes it, as an
+// SQL literal.
+func sqlLiteral(t *testing.T, v any) string {
+	t.Helper()
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	switch v := v.(type) {
+	case nil:
+		return "NULL"
+	case string:
+		return quote(v)
+	case []byte:
+		return quote(`\x` + hex.EncodeToString(v))
+	case int64, float64:
+		return fmt.Sprint(v)
+	case bool:
+		return strconv.FormatBool(v)
+	case time.Time:
+		return quote(v.Format(time.RFC3339Nano))
+	}
+	t.Fatalf("no SQL literal for the argument %#v", v)
+	return ""
 }
 
 // blocking are the nodes that read their whole input before they return a
