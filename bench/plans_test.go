@@ -579,6 +579,12 @@ func explain(t *testing.T, db *sql.DB, query string, args []any) planNode {
 	if err := db.QueryRow("EXPLAIN (FORMAT JSON) "+query, args...).Scan(&out); err != nil {
 		t.Fatalf("explain %s: %v", oneLine(query), err)
 	}
+	return parsePlan(t, out)
+}
+
+// parsePlan returns the plan of the output of EXPLAIN (FORMAT JSON).
+func parsePlan(t *testing.T, out string) planNode {
+	t.Helper()
 	var plans []struct {
 		Plan planNode `json:"Plan"`
 	}
@@ -623,13 +629,7 @@ func explainGeneric(t *testing.T, db *sql.DB, query string, args []any) planNode
 			t.Fatalf("%s: %v\n  in %s", oneLine(stmt), err, oneLine(query))
 		}
 	}
-	var plans []struct {
-		Plan planNode `json:"Plan"`
-	}
-	if err := json.Unmarshal([]byte(out), &plans); err != nil || len(plans) != 1 {
-		t.Fatalf("explain output %s: %v", out, err)
-	}
-	return plans[0].Plan
+	return parsePlan(t, out)
 }
 
 // sqlLiteral writes a statement argument, as the driver passes it, as an

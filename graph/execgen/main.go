@@ -123,11 +123,11 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(filepath.Dir(data.Config.Exec.Filename), tableFile), table, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(data.Config.Exec.Dir(), tableFile), table, 0o644); err != nil {
 		return err
 	}
 	// gqlgen checked that its own output builds; this checks ours.
-	build := exec.CommandContext(ctx, "go", "build", "./"+relativeDir(data.Config.Exec.Filename))
+	build := exec.CommandContext(ctx, "go", "build", data.Config.Exec.ImportPath())
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("the generated executable schema does not build: %w", err)
@@ -219,18 +219,4 @@ func tableSource(pkg string, fields []string) []byte {
 	}
 	b.WriteString("}\n")
 	return b.Bytes()
-}
-
-// relativeDir returns the directory of file relative to the working
-// directory, the module root where go generate runs this.
-func relativeDir(file string) string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return filepath.Dir(file)
-	}
-	rel, err := filepath.Rel(wd, filepath.Dir(file))
-	if err != nil {
-		return filepath.Dir(file)
-	}
-	return filepath.ToSlash(rel)
 }
