@@ -20,27 +20,60 @@ type Executor struct {
 	db   *store.DB
 	opts Options
 	exec *executor.Executor
+	// schema is exec's schema, which compiled operations run against.
+	schema *executableSchema
 }
 
 // NewExecutor returns an Executor over db. It applies no complexity or depth
 // limit: its operations are the service's own.
 func NewExecutor(db *store.DB, opts Options) *Executor {
 	opts = opts.withDefaults()
-	return &Executor{db: db, opts: opts, exec: newExecutor(opts)}
+	schema := newSchema()
+	return &Executor{db: db, opts: opts, exec: newExecutorOf(schema, opts), schema: schema.(*executableSchema)}
 }
 
 // Execute runs the operation query (the only one in the document) with
 // vars, with fresh dataloaders, and returns the JSON of its data. When the
 // operation fails, it returns an *Error for the first GraphQL error and no
 // data; a field that resolved to null (a lookup of something that does not
-// exist) is not an error. Internal errors are not logged here, as the
+// exist) is not an error. An operation that execgen compiled runs as
+// compiled code first (see compiledOperation). Internal errors are not logged here, as the
 // caller logs the error returned, whose text names the cause; a panic is,
 // once, with its stack.
 func (e *Executor) Execute(ctx context.Context, query string, vars map[string]any) (json.RawMessage, error) {
+	return e.execute(ctx, query, vars, true)
+}
+
+// ExecuteUncompiled is Execute through gqlgen's executor alone, even for
+// an operation that execgen compiled: the reference that compiled
+// operations are checked against.
+func (e *Executor) ExecuteUncompiled(ctx context.Context, query string, vars map[string]any) (json.RawMessage, error) {
+	return e.execute(ctx, query, vars, false)
+}
+
+// ExecuteCompiled runs query as compiled code alone and returns its data,
+// or false when query is not an operation execgen compiled or the
+// compiled code declined it (an error, which Execute would answer).
+func (e *Executor) ExecuteCompiled(ctx context.Context, query string, vars map[string]any) (json.RawMessage, bool) {
+	op := preparedOperations[query]
+	if op == nil {
+		return nil, false
+	}
+	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities, nil))
+	ctx = withFailures(ctx, &requestFailures{})
+	return e.runCompiled(ctx, op, vars)
+}
+
+func (e *Executor) execute(ctx context.Context, query string, vars map[string]any, compiled bool) (json.RawMessage, error) {
 	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities, nil))
 	failures := &requestFailures{}
 	ctx = withFailures(ctx, failures)
 	defer failures.logPanic(ctx, e.opts.Logger)
+	if op := preparedOperations[query]; op != nil && compiled {
+		if data, ok := e.runCompiled(ctx, op, vars); ok {
+			return data, nil
+		}
+	}
 	ctx = graphql.StartOperationTrace(ctx)
 	params := &graphql.RawParams{Query: query, Variables: vars}
 	params.ReadTime.Start = graphql.Now()

@@ -221,7 +221,12 @@ func (c sizeBoundedCache[T]) Add(ctx context.Context, key string, value T) {
 // schema, error presenter and recovery, and a query cache, without the
 // limits meant for untrusted queries.
 func newExecutor(opts Options) *executor.Executor {
-	exec := executor.New(newSchema())
+	return newExecutorOf(newSchema(), opts)
+}
+
+// newExecutorOf is newExecutor over schema.
+func newExecutorOf(schema graphql.ExecutableSchema, opts Options) *executor.Executor {
+	exec := executor.New(schema)
 	exec.SetQueryCache(lru.New[*ast.QueryDocument](opts.QueryCacheSize))
 	exec.Use(extension.Introspection{})
 	exec.SetErrorPresenter(errorPresenter())

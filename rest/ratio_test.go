@@ -16,7 +16,8 @@ import (
 // that day. Without a recorded supply there is no ratio.
 func TestRestakingRatio(t *testing.T) {
 	db := demoDB(t)
-	c := newClient(t, db, apikey.Options{DefaultRateLimit: 1_000_000})
+	c, compiled := newDifferentialClient(t, db, apikey.Options{DefaultRateLimit: 1_000_000}, demoNow)
+	t.Cleanup(func() { compiled.check(t, restakingRatioOperations) })
 
 	// The demo records its supplies 30 days, 8 days, 36 hours and 2 hours
 	// before demoNow (2025-06-01T12:00:00Z): 06-01 divides by the last,

@@ -50,7 +50,24 @@ func newClient(t *testing.T, db *store.DB, opts apikey.Options) *client {
 // newClientAt is newClient with the executor's clock at now.
 func newClientAt(t *testing.T, db *store.DB, opts apikey.Options, now time.Time) *client {
 	t.Helper()
-	exec := graph.NewExecutor(db, graph.Options{Now: func() time.Time { return now }})
+	return newClientOf(t, db, opts, graph.NewExecutor(db, graph.Options{Now: func() time.Time { return now }}))
+}
+
+// newDifferentialClient is newClient whose every operation runs both as
+// compiled code and through gqlgen's executor; the returned executor
+// holds the comparison.
+func newDifferentialClient(t *testing.T, db *store.DB, opts apikey.Options, now time.Time) (*client, *differentialExecutor) {
+	t.Helper()
+	d := &differentialExecutor{
+		exec:     graph.NewExecutor(db, graph.Options{Now: func() time.Time { return now }}),
+		compared: map[string]int{},
+	}
+	return newClientOf(t, db, opts, d), d
+}
+
+// newClientOf is newClient over exec.
+func newClientOf(t *testing.T, db *store.DB, opts apikey.Options, exec Executor) *client {
+	t.Helper()
 	auth := apikey.New(db, opts)
 	srv := httptest.NewServer(NewHandler(Config{Executor: exec, Authenticate: auth.Middleware, Version: "test"}))
 	t.Cleanup(srv.Close)
@@ -312,9 +329,15 @@ func checkSearch(t *testing.T, c *client, target, nameKey string, names []string
 // The four subtests that take longest (whole lists and their details,
 // validated against both documents) run in parallel, after the others:
 // they only read.
+//
+// Every operation runs both as compiled code and through gqlgen's
+// executor, and the two must answer byte for byte alike
+// (differentialExecutor), so the routes' spread of parameters is also the
+// proof that the compiled operations are gqlgen's.
 func TestRoutesAgainstDemoData(t *testing.T) {
 	db := demoDB(t)
-	c := newClient(t, db, apikey.Options{DefaultRateLimit: 1_000_000})
+	c, compiled := newDifferentialClient(t, db, apikey.Options{DefaultRateLimit: 1_000_000}, demoNow)
+	t.Cleanup(func() { compiled.check(t, operationsBut(slashingOperations, restakingRatioOperations)) })
 
 	t.Run("avs", func(t *testing.T) { testAVSList(t, c) })
 	t.Run("avs_addresses", func(t *testing.T) { testAVSAddresses(t, c) })

@@ -57,7 +57,8 @@ func (c *client) okJSON(t *testing.T, target string) string {
 }
 
 func TestSlashingRoutes(t *testing.T) {
-	c := newClientAt(t, slashingDB(t), apikey.Options{}, graphtest.Now)
+	c, compiled := newDifferentialClient(t, slashingDB(t), apikey.Options{}, graphtest.Now)
+	t.Cleanup(func() { compiled.check(t, slashingOperations) })
 	const (
 		avs    = graphtest.AVS
 		stETH  = graphtest.StETH

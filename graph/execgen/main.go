@@ -25,6 +25,15 @@
 // writes concurrentfields_gen.go, the table of the fields gqlgen resolves
 // concurrently that marshalList consults, from the same data.
 //
+// With -operations DIR, it also compiles the fixed operations of DIR
+// (*.graphql, the REST routes' operations) into operations_gen.go: for
+// each, a function that executes it as gqlgen's executor does, with the
+// same argument functions, resolvers, methods, struct fields and leaf
+// marshallers named by gqlgen's data, but with no field context, closure
+// or marshaller value per field (see graph's compiledOperation). The file
+// is rendered by gqlgen's templates package, which imports what it names,
+// from the plugin's hook, before gqlgen checks that the package builds.
+//
 // The copies are gqlgen's templates with those changes alone. execgen
 // refuses to run when gqlgen's originals are not the ones the copies were
 // made from (another gqlgen version), rather than generate from stale
@@ -37,6 +46,7 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"flag"
 	"fmt"
 	"go/format"
 	"io/fs"
@@ -81,12 +91,21 @@ const tableFile = "concurrentfields_gen.go"
 func main() {
 	log.SetFlags(0)
 	log.SetPrefix("execgen: ")
-	if err := run(context.Background()); err != nil {
+	operations := flag.String("operations", "", "the `directory` of the fixed operations (*.graphql) to compile")
+	flag.Parse()
+	if err := run(context.Background(), *operations); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context) error {
+func run(ctx context.Context, operationsDir string) error {
+	var ops []operation
+	if operationsDir != "" {
+		var err error
+		if ops, err = readOperations(operationsDir); err != nil {
+			return err
+		}
+	}
 	templateFS, err := execTemplateFS(ctx)
 	if err != nil {
 		return err
@@ -95,7 +114,7 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	keep := &dataKeeper{}
+	keep := &dataKeeper{operations: ops}
 	if err := api.Generate(cfg, api.AddPlugin(keep)); err != nil {
 		return err
 	}
@@ -136,8 +155,11 @@ func run(ctx context.Context) error {
 }
 
 // dataKeeper is a gqlgen plugin that keeps the data gqlgen generates from.
+// It also compiles the operations into their file, at once, so that the
+// package builds when gqlgen checks that it does.
 type dataKeeper struct {
-	data *codegen.Data
+	operations []operation
+	data       *codegen.Data
 }
 
 var _ plugin.CodeGenerator = (*dataKeeper)(nil)
@@ -146,6 +168,9 @@ func (*dataKeeper) Name() string { return "execgen" }
 
 func (k *dataKeeper) GenerateCode(data *codegen.Data) error {
 	k.data = data
+	if err := renderOperations(data, k.operations); err != nil {
+		return fmt.Errorf("compile the operations: %w", err)
+	}
 	return nil
 }
 

@@ -1,0 +1,135 @@
+package rest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/stakegraph/stakegraph/graph"
+)
+
+// differentialExecutor runs every operation twice: as compiled code alone
+// and through gqlgen's executor alone, and records any difference. The
+// route tests run through it, so that each route's operation is compared
+// over the spread of parameters those tests send. It answers with the
+// general executor's result.
+type differentialExecutor struct {
+	exec *graph.Executor
+
+	mu       sync.Mutex
+	compared map[string]int // compiled answers compared, by query
+	declined []string       // operations the compiled code declined though gqlgen answered them
+	differ   []string       // operations whose two answers differ
+}
+
+func (d *differentialExecutor) Execute(ctx context.Context, query string, vars map[string]any) (json.RawMessage, error) {
+	compiled, ok := d.exec.ExecuteCompiled(ctx, query, vars)
+	general, err := d.exec.ExecuteUncompiled(ctx, query, vars)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case ok && err != nil:
+		d.differ = append(d.differ, fmt.Sprintf("%s with %v: compiled answered, gqlgen's executor failed: %v", operationName(query), vars, err))
+	case ok && !bytes.Equal(compiled, general):
+		d.differ = append(d.differ, fmt.Sprintf("%s with %v:\ncompiled %s\ngqlgen   %s", operationName(query), vars, compiled, general))
+	case ok:
+		d.compared[query]++
+	case err == nil:
+		d.declined = append(d.declined, fmt.Sprintf("%s with %v", operationName(query), vars))
+	}
+	return general, err
+}
+
+// check fails t for every difference and decline recorded, and for every
+// operation of ops (names of embeddedOperations) never compared.
+func (d *differentialExecutor) check(t testing.TB, ops []string) {
+	t.Helper()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, s := range d.differ {
+		t.Errorf("compiled and general execution differ: %s", s)
+	}
+	for _, s := range d.declined {
+		t.Errorf("the compiled code declined an operation that gqlgen's executor answered: %s", s)
+	}
+	for _, name := range ops {
+		if d.compared[embeddedOperations[name]] == 0 {
+			t.Errorf("the operation of %s was never compared", name)
+		}
+	}
+}
+
+// slashingOperations are the operations whose routes need the slashing
+// era's data, compared by TestSlashingRoutes; restakingRatioOperations
+// are compared by TestRestakingRatio. TestRoutesAgainstDemoData compares
+// every other.
+var (
+	slashingOperations       = []string{"avs_operator_sets", "operator_allocations", "operator_set", "slashings"}
+	restakingRatioOperations = []string{"restaking_ratio"}
+)
+
+// operationsBut returns the names of embeddedOperations but those of
+// others, sorted.
+func operationsBut(others ...[]string) []string {
+	skip := map[string]bool{}
+	for _, names := range others {
+		for _, name := range names {
+			skip[name] = true
+		}
+	}
+	var out []string
+	for name := range embeddedOperations {
+		if !skip[name] {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// operationName returns the name of the operation a query defines.
+func operationName(query string) string {
+	for name, q := range embeddedOperations {
+		if q == query {
+			return name
+		}
+	}
+	return "an operation"
+}
+
+// TestDifferentialExecutorCatchesDifferences makes sure the comparison can
+// fail: an executor whose compiled answer differs is reported.
+func TestDifferentialExecutorCatchesDifferences(t *testing.T) {
+	all := operationsBut()
+	for _, name := range append(slashingOperations, restakingRatioOperations...) {
+		if embeddedOperations[name] == "" {
+			t.Errorf("%s is not a route operation", name)
+		}
+	}
+	d := &differentialExecutor{compared: map[string]int{}}
+	for _, name := range all {
+		d.compared[embeddedOperations[name]] = 1
+	}
+	d.check(t, all)
+	for _, tc := range []struct {
+		name   string
+		record func(d *differentialExecutor)
+	}{
+		{"difference", func(d *differentialExecutor) { d.differ = append(d.differ, "x") }},
+		{"decline", func(d *differentialExecutor) { d.declined = append(d.declined, "x") }},
+		{"never compared", func(d *differentialExecutor) { delete(d.compared, embeddedOperations["stakers"]) }},
+	} {
+		d := &differentialExecutor{compared: maps.Clone(d.compared)}
+		tc.record(d)
+		rec := &failureRecorder{TB: t}
+		d.check(rec, all)
+		if !rec.failed {
+			t.Errorf("a recorded %s did not fail the check", tc.name)
+		}
+	}
+}
