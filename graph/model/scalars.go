@@ -186,14 +186,44 @@ func (v StrategyValues) MarshalGQL(w io.Writer) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		name, _ := json.Marshal(k)
-		buf.Write(name)
+		appendJSONString(&buf, k)
 		buf.WriteByte(':')
-		f, _ := v[k].Float64()
-		buf.Write(AppendFloat(buf.AvailableBuffer(), f))
+		buf.Write(AppendFloat(buf.AvailableBuffer(), ratFloat64(v[k])))
 	}
 	buf.WriteByte('}')
 	w.Write(buf.Bytes())
+}
+
+// appendJSONString writes s as encoding/json writes a string: a symbol of
+// plain ASCII as it is between quotes, anything else through json.Marshal.
+func appendJSONString(buf *bytes.Buffer, s string) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			quoted, _ := json.Marshal(s)
+			buf.Write(quoted)
+			return
+		}
+	}
+	buf.WriteByte('"')
+	buf.WriteString(s)
+	buf.WriteByte('"')
+}
+
+// ratFloat64 returns the float64 nearest r, as r.Float64 does. Most values
+// written were made from a float64 (graph rounds its sums once): a
+// numerator of at most 53 bits over a power of two, whose float64 is
+// exact and comes from a shift, where big.Rat's general conversion
+// divides. Any other value is converted by big.Rat.
+func ratFloat64(r *big.Rat) float64 {
+	num, den := r.Num(), r.Denom()
+	k := den.BitLen() - 1
+	if num.BitLen() <= 53 && uint(k) == den.TrailingZeroBits() && k <= 1022 && num.BitLen()-k > -1021 {
+		// Both float64(num) and its product by 2^-k are exact: the
+		// numerator fits the mantissa and the result is a normal number.
+		return math.Ldexp(float64(num.Int64()), -k)
+	}
+	f, _ := r.Float64()
+	return f
 }
 
 // UnmarshalGQL rejects input: StrategyValues is an output type.

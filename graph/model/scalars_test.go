@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"strconv"
 	"testing"
 )
@@ -76,5 +77,44 @@ func TestStrategyValuesArePlainDecimals(t *testing.T) {
 	v.MarshalGQL(&buf)
 	if want := `{"a":96,"b":2075390.5994251065,"c":960000000000000000}`; buf.String() != want {
 		t.Errorf("StrategyValues = %s, want %s", buf.String(), want)
+	}
+}
+
+// TestRatFloat64IsBigRatFloat64 checks the fast conversion against
+// big.Rat's own on values made from float64s, at every scale, and on
+// other rationals.
+func TestRatFloat64IsBigRatFloat64(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	check := func(x *big.Rat) {
+		t.Helper()
+		want, _ := x.Float64()
+		if got := ratFloat64(x); got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+			t.Fatalf("ratFloat64(%s) = %v, want %v", x.String(), got, want)
+		}
+	}
+	for _, f := range []float64{0, 1, -1, 0.5, 2.0753905994251065e+06, 9.6e17, math.MaxFloat64, math.SmallestNonzeroFloat64, 2.2250738585072014e-308, 1e-310, -3.5e-300} {
+		check(new(big.Rat).SetFloat64(f))
+	}
+	for range 100000 {
+		f := math.Float64frombits(r.Uint64())
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			continue
+		}
+		check(new(big.Rat).SetFloat64(f))
+		check(new(big.Rat).SetFloat64(r.NormFloat64() * math.Pow(10, float64(r.IntN(40)-10))))
+		check(big.NewRat(r.Int64(), r.Int64N(1<<40)+1))
+	}
+}
+
+// TestAppendJSONStringIsJSON checks the keys of StrategyValues against
+// encoding/json, for symbols and for text it must escape.
+func TestAppendJSONStringIsJSON(t *testing.T) {
+	for _, s := range []string{"", "stETH", "ETHx", "a b", `q"uote`, `back\slash`, "<tag>&", "\x01ctl", "\x7f", "naïve", "\u2028", "\xff"} {
+		var buf bytes.Buffer
+		appendJSONString(&buf, s)
+		want, _ := json.Marshal(s)
+		if buf.String() != string(want) {
+			t.Errorf("appendJSONString(%q) = %s, want %s", s, buf.String(), want)
+		}
 	}
 }
