@@ -51,6 +51,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
@@ -147,6 +148,11 @@ type Cache struct {
 	metrics      *metrics
 
 	pollMu sync.Mutex // serialises Poll
+
+	// seen is version and known as the last poll left them, for
+	// Version, which every entity lookup calls: read without mu, which
+	// a page of a thousand lookups at once would contend for.
+	seen atomic.Pointer[seenVersion]
 
 	mu      sync.Mutex
 	version int64
@@ -260,6 +266,7 @@ func (c *Cache) Poll(ctx context.Context) error {
 		c.version = v
 		c.clearLocked()
 	}
+	c.seen.Store(&seenVersion{version: c.version, known: c.known})
 	c.mu.Unlock()
 
 	switch {
@@ -288,11 +295,18 @@ func (c *Cache) clearLocked() {
 // Other caches keyed on the data version can share the poller through it.
 func (c *Cache) Version() (int64, bool) { return c.current() }
 
+// seenVersion is a data version and whether it is known.
+type seenVersion struct {
+	version int64
+	known   bool
+}
+
 // current returns the data version and whether it is known.
 func (c *Cache) current() (int64, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.version, c.known
+	if s := c.seen.Load(); s != nil {
+		return s.version, s.known
+	}
+	return 0, false
 }
 
 // get returns the live entry of key at version, or nil.
