@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -53,4 +54,27 @@ func TestFieldAt(t *testing.T) {
 	if err != nil || f != op.fields[0] {
 		t.Errorf("the first path gave %v, %v; want the operation's first field", f, err)
 	}
+}
+
+// FuzzMarshalsAsIs checks the short cut of writeResponse: whenever
+// marshalsAsIs accepts valid JSON, encoding/json writes it unchanged.
+func FuzzMarshalsAsIs(f *testing.F) {
+	for _, seed := range []string{
+		`{"a":1}`, `{"a": 1}`, `{"a":"x y"}`, `{"a":"<b>"}`, `{"a":"\"q\" \\ "}`, `["\u2028"]`,
+		"[\"\xe2\x80\xa8\"]", `{"a":[1,2,{"b":null}]}`, "{\n\"a\":1}", `"\\"`, `{"a":"é"}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		if !json.Valid([]byte(data)) || !marshalsAsIs([]byte(data)) {
+			return
+		}
+		got, err := json.Marshal(wireResponse{Data: json.RawMessage(data)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"data":` + data + `}`; string(got) != want {
+			t.Errorf("json.Marshal writes %s, not %s", got, want)
+		}
+	})
 }

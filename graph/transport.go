@@ -331,6 +331,29 @@ type wireResponse struct {
 	Extensions map[string]any  `json:"extensions,omitempty"`
 }
 
+// marshalsAsIs reports whether encoding/json writes the JSON text data as
+// it is when it marshals it as a json.RawMessage: data has no whitespace
+// outside its strings (encoding/json compacts it) and nothing that
+// encoding/json escapes for HTML (<, >, &, U+2028 and U+2029).
+func marshalsAsIs(data []byte) bool {
+	inString := false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '<' || c == '>' || c == '&' || c == 0xe2:
+			// 0xe2 starts U+2028 and U+2029 in UTF-8 (and other
+			// characters, which take the slow path too).
+			return false
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return !inString
+}
+
 // writeResponse writes resp with status as the body of media type media,
 // without its data when status is not 2xx: GraphQL over HTTP allows data
 // only in a successful answer.
@@ -339,7 +362,16 @@ func writeResponse(w http.ResponseWriter, media string, status int, resp *graphq
 	if status < 200 || status > 299 {
 		data = nil
 	}
-	body, err := json.Marshal(wireResponse{Errors: resp.Errors, Data: data, Extensions: resp.Extensions})
+	var body []byte
+	var err error
+	if len(resp.Errors) == 0 && resp.Extensions == nil && len(data) > 0 && marshalsAsIs(data) {
+		// What json.Marshal would write, without its second pass over
+		// the data (a tenth of the server's time on a large answer).
+		body = make([]byte, 0, len(data)+len(`{"data":}`))
+		body = append(append(append(body, `{"data":`...), data...), '}')
+	} else {
+		body, err = json.Marshal(wireResponse{Errors: resp.Errors, Data: data, Extensions: resp.Extensions})
+	}
 	if err != nil {
 		slog.Error("graphql: encode response", "err", err)
 		status = http.StatusInternalServerError
