@@ -64,6 +64,20 @@ func (e *Executor) ExecuteCompiled(ctx context.Context, query string, vars map[s
 	return e.runCompiled(ctx, op, vars)
 }
 
+// ExecuteInterpreted runs query with the interpreter of /graphql alone
+// and returns its data, or false when the interpreter declined it (an
+// error, which Execute would answer, or a query it cannot plan).
+func (e *Executor) ExecuteInterpreted(ctx context.Context, query string, vars map[string]any) (json.RawMessage, bool) {
+	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities, nil))
+	ctx = withFailures(ctx, &requestFailures{})
+	ctx = graphql.StartOperationTrace(ctx)
+	opCtx, errs := e.exec.CreateOperationContext(ctx, &graphql.RawParams{Query: query, Variables: vars})
+	if errs != nil {
+		return nil, false
+	}
+	return interpret(ctx, e.schema, opCtx)
+}
+
 func (e *Executor) execute(ctx context.Context, query string, vars map[string]any, compiled bool) (json.RawMessage, error) {
 	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities, nil))
 	failures := &requestFailures{}

@@ -171,7 +171,7 @@ func NewHandler(db *store.DB, opts Options) http.Handler {
 	exec.SetErrorPresenter(errorPresenter())
 	exec.SetRecoverFunc(recoverFunc(opts.Logger))
 
-	var api http.Handler = &endpoint{exec: exec, db: db, opts: opts}
+	var api http.Handler = &endpoint{exec: exec, schema: es.(*executableSchema), db: db, opts: opts}
 	if opts.Authenticate != nil {
 		api = opts.Authenticate(api)
 	}

@@ -1693,7 +1693,7 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 			var oks [4]bool
 			var wg sync.WaitGroup
 			wg.Add(1)
-			go func() {
+			goConcurrently(func() {
 				defer wg.Done()
 				defer swallowPanic()
 				oks[0] = func() bool {
@@ -1728,10 +1728,10 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 					w.WriteByte(']')
 					return true
 				}()
-			}()
+			})
 			if included(fields[19], ec.Variables) {
 				wg.Add(1)
-				go func() {
+				goConcurrently(func() {
 					defer wg.Done()
 					defer swallowPanic()
 					oks[1] = func() bool {
@@ -1826,11 +1826,11 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 						}
 						return true
 					}()
-				}()
+				})
 			}
 			if included(fields[33], ec.Variables) {
 				wg.Add(1)
-				go func() {
+				goConcurrently(func() {
 					defer wg.Done()
 					defer swallowPanic()
 					oks[2] = func() bool {
@@ -1888,10 +1888,10 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 						w.WriteByte('}')
 						return true
 					}()
-				}()
+				})
 			}
 			wg.Add(1)
-			go func() {
+			goConcurrently(func() {
 				defer wg.Done()
 				defer swallowPanic()
 				oks[3] = func() bool {
@@ -1926,7 +1926,7 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 					w.WriteByte(']')
 					return true
 				}()
-			}()
+			})
 			wg.Wait()
 			sep := false
 			w.WriteByte('{')
@@ -2139,7 +2139,7 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 			var wg sync.WaitGroup
 			for i := range v {
 				wg.Add(1)
-				go func() {
+				goConcurrently(func() {
 					defer wg.Done()
 					defer swallowPanic()
 					oks[i] = func() bool {
@@ -2152,7 +2152,7 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 						var oks [3]bool
 						var wg sync.WaitGroup
 						wg.Add(1)
-						go func() {
+						goConcurrently(func() {
 							defer wg.Done()
 							defer swallowPanic()
 							oks[0] = func() bool {
@@ -2187,10 +2187,10 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 								w.WriteByte(']')
 								return true
 							}()
-						}()
+						})
 						if included(fields[20], ec.Variables) {
 							wg.Add(1)
-							go func() {
+							goConcurrently(func() {
 								defer wg.Done()
 								defer swallowPanic()
 								oks[1] = func() bool {
@@ -2285,11 +2285,11 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 									}
 									return true
 								}()
-							}()
+							})
 						}
 						if included(fields[34], ec.Variables) {
 							wg.Add(1)
-							go func() {
+							goConcurrently(func() {
 								defer wg.Done()
 								defer swallowPanic()
 								oks[2] = func() bool {
@@ -2347,7 +2347,7 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 									w.WriteByte('}')
 									return true
 								}()
-							}()
+							})
 						}
 						wg.Wait()
 						sep := false
@@ -2521,7 +2521,7 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 						w.WriteByte('}')
 						return true
 					}()
-				}()
+				})
 			}
 			wg.Wait()
 			w.WriteByte('[')
@@ -2616,7 +2616,7 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 					var wg sync.WaitGroup
 					for i := range v {
 						wg.Add(1)
-						go func() {
+						goConcurrently(func() {
 							defer wg.Done()
 							defer swallowPanic()
 							oks[i] = func() bool {
@@ -2629,7 +2629,7 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 								var oks [2]bool
 								var wg sync.WaitGroup
 								wg.Add(1)
-								go func() {
+								goConcurrently(func() {
 									defer wg.Done()
 									defer swallowPanic()
 									oks[0] = func() bool {
@@ -2664,10 +2664,10 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 										w.WriteByte(']')
 										return true
 									}()
-								}()
+								})
 								if included(fields[12], ec.Variables) {
 									wg.Add(1)
-									go func() {
+									goConcurrently(func() {
 										defer wg.Done()
 										defer swallowPanic()
 										oks[1] = func() bool {
@@ -2725,7 +2725,7 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 											w.WriteByte('}')
 											return true
 										}()
-									}()
+									})
 								}
 								wg.Wait()
 								sep := false
@@ -2807,7 +2807,7 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 								w.WriteByte('}')
 								return true
 							}()
-						}()
+						})
 					}
 					wg.Wait()
 					w.WriteByte('[')
@@ -2905,7 +2905,7 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 					var wg sync.WaitGroup
 					for i := range v {
 						wg.Add(1)
-						go func() {
+						goConcurrently(func() {
 							defer wg.Done()
 							defer swallowPanic()
 							oks[i] = func() bool {
@@ -2918,7 +2918,7 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 								var oks [2]bool
 								var wg sync.WaitGroup
 								wg.Add(1)
-								go func() {
+								goConcurrently(func() {
 									defer wg.Done()
 									defer swallowPanic()
 									oks[0] = func() bool {
@@ -2953,10 +2953,10 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 										w.WriteByte(']')
 										return true
 									}()
-								}()
+								})
 								if included(fields[22], ec.Variables) {
 									wg.Add(1)
-									go func() {
+									goConcurrently(func() {
 										defer wg.Done()
 										defer swallowPanic()
 										oks[1] = func() bool {
@@ -3014,7 +3014,7 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 											w.WriteByte('}')
 											return true
 										}()
-									}()
+									})
 								}
 								wg.Wait()
 								sep := false
@@ -3186,7 +3186,7 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 								w.WriteByte('}')
 								return true
 							}()
-						}()
+						})
 					}
 					wg.Wait()
 					w.WriteByte('[')
@@ -3293,7 +3293,7 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 					var wg sync.WaitGroup
 					for i := range v {
 						wg.Add(1)
-						go func() {
+						goConcurrently(func() {
 							defer wg.Done()
 							defer swallowPanic()
 							oks[i] = func() bool {
@@ -3306,7 +3306,7 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 								var oks [2]bool
 								var wg sync.WaitGroup
 								wg.Add(1)
-								go func() {
+								goConcurrently(func() {
 									defer wg.Done()
 									defer swallowPanic()
 									oks[0] = func() bool {
@@ -3347,9 +3347,9 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 										w.WriteByte(']')
 										return true
 									}()
-								}()
+								})
 								wg.Add(1)
-								go func() {
+								goConcurrently(func() {
 									defer wg.Done()
 									defer swallowPanic()
 									oks[1] = func() bool {
@@ -3396,7 +3396,7 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 										w.WriteByte(']')
 										return true
 									}()
-								}()
+								})
 								wg.Wait()
 								w.WriteByte('{')
 								w.WriteString("\"rewardsSubmissionHash\":")
@@ -3443,7 +3443,7 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 								w.WriteByte('}')
 								return true
 							}()
-						}()
+						})
 					}
 					wg.Wait()
 					w.WriteByte('[')
@@ -3534,7 +3534,7 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 					var wg sync.WaitGroup
 					for i := range v {
 						wg.Add(1)
-						go func() {
+						goConcurrently(func() {
 							defer wg.Done()
 							defer swallowPanic()
 							oks[i] = func() bool {
@@ -3547,7 +3547,7 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 								var oks [2]bool
 								var wg sync.WaitGroup
 								wg.Add(1)
-								go func() {
+								goConcurrently(func() {
 									defer wg.Done()
 									defer swallowPanic()
 									oks[0] = func() bool {
@@ -3582,10 +3582,10 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 										w.WriteByte(']')
 										return true
 									}()
-								}()
+								})
 								if included(fields[12], ec.Variables) {
 									wg.Add(1)
-									go func() {
+									goConcurrently(func() {
 										defer wg.Done()
 										defer swallowPanic()
 										oks[1] = func() bool {
@@ -3643,7 +3643,7 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 											w.WriteByte('}')
 											return true
 										}()
-									}()
+									})
 								}
 								wg.Wait()
 								sep := false
@@ -3725,7 +3725,7 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 								w.WriteByte('}')
 								return true
 							}()
-						}()
+						})
 					}
 					wg.Wait()
 					w.WriteByte('[')
@@ -4095,7 +4095,7 @@ func (ec *executionContext) compiledDelegationEvents(ctx context.Context, fields
 	var wg sync.WaitGroup
 	if included(fields[0], ec.Variables) {
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[0] = func() bool {
@@ -4123,10 +4123,10 @@ func (ec *executionContext) compiledDelegationEvents(ctx context.Context, fields
 				}
 				return true
 			}()
-		}()
+		})
 	}
 	wg.Add(1)
-	go func() {
+	goConcurrently(func() {
 		defer wg.Done()
 		defer swallowPanic()
 		oks[1] = func() bool {
@@ -4303,7 +4303,7 @@ func (ec *executionContext) compiledDelegationEvents(ctx context.Context, fields
 			w.WriteByte('}')
 			return true
 		}()
-	}()
+	})
 	wg.Wait()
 	sep := false
 	w.WriteByte('{')
@@ -4518,7 +4518,7 @@ func (ec *executionContext) compiledRegistrationEvents(ctx context.Context, fiel
 	var wg sync.WaitGroup
 	if included(fields[0], ec.Variables) {
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[0] = func() bool {
@@ -4546,11 +4546,11 @@ func (ec *executionContext) compiledRegistrationEvents(ctx context.Context, fiel
 				}
 				return true
 			}()
-		}()
+		})
 	}
 	if included(fields[2], ec.Variables) {
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[1] = func() bool {
@@ -4578,10 +4578,10 @@ func (ec *executionContext) compiledRegistrationEvents(ctx context.Context, fiel
 				}
 				return true
 			}()
-		}()
+		})
 	}
 	wg.Add(1)
-	go func() {
+	goConcurrently(func() {
 		defer wg.Done()
 		defer swallowPanic()
 		oks[2] = func() bool {
@@ -4702,7 +4702,7 @@ func (ec *executionContext) compiledRegistrationEvents(ctx context.Context, fiel
 			w.WriteByte('}')
 			return true
 		}()
-	}()
+	})
 	wg.Wait()
 	sep := false
 	w.WriteByte('{')
@@ -4748,7 +4748,7 @@ func (ec *executionContext) compiledRewardsEvents(ctx context.Context, fields []
 	var wg sync.WaitGroup
 	if included(fields[0], ec.Variables) {
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[0] = func() bool {
@@ -4776,10 +4776,10 @@ func (ec *executionContext) compiledRewardsEvents(ctx context.Context, fields []
 				}
 				return true
 			}()
-		}()
+		})
 	}
 	wg.Add(1)
-	go func() {
+	goConcurrently(func() {
 		defer wg.Done()
 		defer swallowPanic()
 		oks[1] = func() bool {
@@ -5011,7 +5011,7 @@ func (ec *executionContext) compiledRewardsEvents(ctx context.Context, fields []
 			w.WriteByte('}')
 			return true
 		}()
-	}()
+	})
 	wg.Wait()
 	sep := false
 	w.WriteByte('{')
@@ -5691,7 +5691,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 		var oks [8]bool
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[0] = func() bool {
@@ -5703,9 +5703,9 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 				ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
 				return true
 			}()
-		}()
+		})
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[1] = func() bool {
@@ -5717,9 +5717,9 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 				ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
 				return true
 			}()
-		}()
+		})
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[2] = func() bool {
@@ -5731,9 +5731,9 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 				ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
 				return true
 			}()
-		}()
+		})
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[3] = func() bool {
@@ -5748,9 +5748,9 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 				ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 				return true
 			}()
-		}()
+		})
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[4] = func() bool {
@@ -5765,9 +5765,9 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 				ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 				return true
 			}()
-		}()
+		})
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[5] = func() bool {
@@ -5779,9 +5779,9 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 				ec.marshalNInt2int(ctx, nil, v).MarshalGQL(w)
 				return true
 			}()
-		}()
+		})
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[6] = func() bool {
@@ -5793,9 +5793,9 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 				ec.marshalNInt2int(ctx, nil, v).MarshalGQL(w)
 				return true
 			}()
-		}()
+		})
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[7] = func() bool {
@@ -5807,7 +5807,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 				ec.marshalNInt2int(ctx, nil, v).MarshalGQL(w)
 				return true
 			}()
-		}()
+		})
 		wg.Wait()
 		w.WriteByte('{')
 		w.WriteString("\"tvl\":")
@@ -6126,7 +6126,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 			var oks [3]bool
 			var wg sync.WaitGroup
 			wg.Add(1)
-			go func() {
+			goConcurrently(func() {
 				defer wg.Done()
 				defer swallowPanic()
 				oks[0] = func() bool {
@@ -6161,10 +6161,10 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 					w.WriteByte(']')
 					return true
 				}()
-			}()
+			})
 			if included(fields[19], ec.Variables) {
 				wg.Add(1)
-				go func() {
+				goConcurrently(func() {
 					defer wg.Done()
 					defer swallowPanic()
 					oks[1] = func() bool {
@@ -6222,10 +6222,10 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 						w.WriteByte('}')
 						return true
 					}()
-				}()
+				})
 			}
 			wg.Add(1)
-			go func() {
+			goConcurrently(func() {
 				defer wg.Done()
 				defer swallowPanic()
 				oks[2] = func() bool {
@@ -6239,7 +6239,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 					var wg sync.WaitGroup
 					for i := range v {
 						wg.Add(1)
-						go func() {
+						goConcurrently(func() {
 							defer wg.Done()
 							defer swallowPanic()
 							oks[i] = func() bool {
@@ -6275,7 +6275,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 										var oks [4]bool
 										var wg sync.WaitGroup
 										wg.Add(1)
-										go func() {
+										goConcurrently(func() {
 											defer wg.Done()
 											defer swallowPanic()
 											oks[0] = func() bool {
@@ -6364,9 +6364,9 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 												}
 												return true
 											}()
-										}()
+										})
 										wg.Add(1)
-										go func() {
+										goConcurrently(func() {
 											defer wg.Done()
 											defer swallowPanic()
 											oks[1] = func() bool {
@@ -6388,9 +6388,9 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 												w.WriteByte('}')
 												return true
 											}()
-										}()
+										})
 										wg.Add(1)
-										go func() {
+										goConcurrently(func() {
 											defer wg.Done()
 											defer swallowPanic()
 											oks[2] = func() bool {
@@ -6425,9 +6425,9 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 												w.WriteByte(']')
 												return true
 											}()
-										}()
+										})
 										wg.Add(1)
-										go func() {
+										goConcurrently(func() {
 											defer wg.Done()
 											defer swallowPanic()
 											oks[3] = func() bool {
@@ -6457,7 +6457,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 													var wg sync.WaitGroup
 													for i := range v {
 														wg.Add(1)
-														go func() {
+														goConcurrently(func() {
 															defer wg.Done()
 															defer swallowPanic()
 															oks[i] = func() bool {
@@ -6555,7 +6555,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 																w.WriteByte('}')
 																return true
 															}()
-														}()
+														})
 													}
 													wg.Wait()
 													w.WriteByte('[')
@@ -6573,7 +6573,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 												w.WriteByte('}')
 												return true
 											}()
-										}()
+										})
 										wg.Wait()
 										w.WriteByte('{')
 										w.WriteString("\"address\":")
@@ -6713,7 +6713,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 								w.WriteByte('}')
 								return true
 							}()
-						}()
+						})
 					}
 					wg.Wait()
 					w.WriteByte('[')
@@ -6729,7 +6729,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 					w.WriteByte(']')
 					return true
 				}()
-			}()
+			})
 			wg.Wait()
 			sep := false
 			w.WriteByte('{')
@@ -6931,7 +6931,7 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 			var wg sync.WaitGroup
 			for i := range v {
 				wg.Add(1)
-				go func() {
+				goConcurrently(func() {
 					defer wg.Done()
 					defer swallowPanic()
 					oks[i] = func() bool {
@@ -6944,7 +6944,7 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 						var oks [3]bool
 						var wg sync.WaitGroup
 						wg.Add(1)
-						go func() {
+						goConcurrently(func() {
 							defer wg.Done()
 							defer swallowPanic()
 							oks[0] = func() bool {
@@ -6979,9 +6979,9 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 								w.WriteByte(']')
 								return true
 							}()
-						}()
+						})
 						wg.Add(1)
-						go func() {
+						goConcurrently(func() {
 							defer wg.Done()
 							defer swallowPanic()
 							oks[1] = func() bool {
@@ -7016,10 +7016,10 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 								w.WriteByte(']')
 								return true
 							}()
-						}()
+						})
 						if included(fields[23], ec.Variables) {
 							wg.Add(1)
-							go func() {
+							goConcurrently(func() {
 								defer wg.Done()
 								defer swallowPanic()
 								oks[2] = func() bool {
@@ -7077,7 +7077,7 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 									w.WriteByte('}')
 									return true
 								}()
-							}()
+							})
 						}
 						wg.Wait()
 						sep := false
@@ -7249,7 +7249,7 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 						w.WriteByte('}')
 						return true
 					}()
-				}()
+				})
 			}
 			wg.Wait()
 			w.WriteByte('[')
@@ -7379,7 +7379,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 			var oks [3]bool
 			var wg sync.WaitGroup
 			wg.Add(1)
-			go func() {
+			goConcurrently(func() {
 				defer wg.Done()
 				defer swallowPanic()
 				oks[0] = func() bool {
@@ -7414,10 +7414,10 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 					w.WriteByte(']')
 					return true
 				}()
-			}()
+			})
 			if included(fields[10], ec.Variables) {
 				wg.Add(1)
-				go func() {
+				goConcurrently(func() {
 					defer wg.Done()
 					defer swallowPanic()
 					oks[1] = func() bool {
@@ -7475,10 +7475,10 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 						w.WriteByte('}')
 						return true
 					}()
-				}()
+				})
 			}
 			wg.Add(1)
-			go func() {
+			goConcurrently(func() {
 				defer wg.Done()
 				defer swallowPanic()
 				oks[2] = func() bool {
@@ -7505,7 +7505,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 						var wg sync.WaitGroup
 						for i := range v {
 							wg.Add(1)
-							go func() {
+							goConcurrently(func() {
 								defer wg.Done()
 								defer swallowPanic()
 								oks[i] = func() bool {
@@ -7621,7 +7621,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 									w.WriteByte('}')
 									return true
 								}()
-							}()
+							})
 						}
 						wg.Wait()
 						w.WriteByte('[')
@@ -7670,7 +7670,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 					w.WriteByte('}')
 					return true
 				}()
-			}()
+			})
 			wg.Wait()
 			sep := false
 			w.WriteByte('{')
@@ -8497,7 +8497,7 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 		var oks [3]bool
 		var wg sync.WaitGroup
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[0] = func() bool {
@@ -8532,10 +8532,10 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 				w.WriteByte(']')
 				return true
 			}()
-		}()
+		})
 		if included(fields[10], ec.Variables) {
 			wg.Add(1)
-			go func() {
+			goConcurrently(func() {
 				defer wg.Done()
 				defer swallowPanic()
 				oks[1] = func() bool {
@@ -8593,10 +8593,10 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 					w.WriteByte('}')
 					return true
 				}()
-			}()
+			})
 		}
 		wg.Add(1)
-		go func() {
+		goConcurrently(func() {
 			defer wg.Done()
 			defer swallowPanic()
 			oks[2] = func() bool {
@@ -8798,7 +8798,7 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 				w.WriteByte('}')
 				return true
 			}()
-		}()
+		})
 		wg.Wait()
 		sep := false
 		w.WriteByte('{')
@@ -8918,7 +8918,7 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 			var wg sync.WaitGroup
 			for i := range v {
 				wg.Add(1)
-				go func() {
+				goConcurrently(func() {
 					defer wg.Done()
 					defer swallowPanic()
 					oks[i] = func() bool {
@@ -8931,7 +8931,7 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 						var oks [2]bool
 						var wg sync.WaitGroup
 						wg.Add(1)
-						go func() {
+						goConcurrently(func() {
 							defer wg.Done()
 							defer swallowPanic()
 							oks[0] = func() bool {
@@ -8966,10 +8966,10 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 								w.WriteByte(']')
 								return true
 							}()
-						}()
+						})
 						if included(fields[11], ec.Variables) {
 							wg.Add(1)
-							go func() {
+							goConcurrently(func() {
 								defer wg.Done()
 								defer swallowPanic()
 								oks[1] = func() bool {
@@ -9027,7 +9027,7 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 									w.WriteByte('}')
 									return true
 								}()
-							}()
+							})
 						}
 						wg.Wait()
 						sep := false
@@ -9109,7 +9109,7 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 						w.WriteByte('}')
 						return true
 					}()
-				}()
+				})
 			}
 			wg.Wait()
 			w.WriteByte('[')
@@ -9970,7 +9970,7 @@ func (ec *executionContext) compiledWithdrawals(ctx context.Context, fields []*a
 			var wg sync.WaitGroup
 			for i := range v {
 				wg.Add(1)
-				go func() {
+				goConcurrently(func() {
 					defer wg.Done()
 					defer swallowPanic()
 					oks[i] = func() bool {
@@ -10074,7 +10074,7 @@ func (ec *executionContext) compiledWithdrawals(ctx context.Context, fields []*a
 						w.WriteByte('}')
 						return true
 					}()
-				}()
+				})
 			}
 			wg.Wait()
 			w.WriteByte('[')

@@ -13,8 +13,9 @@ import (
 	"github.com/stakegraph/stakegraph/graph"
 )
 
-// differentialExecutor runs every operation twice: as compiled code alone
-// and through gqlgen's executor alone, and records any difference. The
+// differentialExecutor runs every operation three times: as compiled code
+// alone, with /graphql's interpreter alone and through gqlgen's executor
+// alone, and records any difference. The
 // route tests run through it, so that each route's operation is compared
 // over the spread of parameters those tests send. It answers with the
 // general executor's result.
@@ -29,9 +30,18 @@ type differentialExecutor struct {
 
 func (d *differentialExecutor) Execute(ctx context.Context, query string, vars map[string]any) (json.RawMessage, error) {
 	compiled, ok := d.exec.ExecuteCompiled(ctx, query, vars)
+	interpreted, interpretedOK := d.exec.ExecuteInterpreted(ctx, query, vars)
 	general, err := d.exec.ExecuteUncompiled(ctx, query, vars)
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	switch {
+	case interpretedOK && err != nil:
+		d.differ = append(d.differ, fmt.Sprintf("%s with %v: interpreted, gqlgen's executor failed: %v", operationName(query), vars, err))
+	case interpretedOK && !bytes.Equal(interpreted, general):
+		d.differ = append(d.differ, fmt.Sprintf("%s with %v:\ninterpreted %s\ngqlgen      %s", operationName(query), vars, interpreted, general))
+	case !interpretedOK && err == nil:
+		d.declined = append(d.declined, fmt.Sprintf("%s with %v (interpreted)", operationName(query), vars))
+	}
 	switch {
 	case ok && err != nil:
 		d.differ = append(d.differ, fmt.Sprintf("%s with %v: compiled answered, gqlgen's executor failed: %v", operationName(query), vars, err))

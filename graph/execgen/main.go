@@ -34,6 +34,11 @@
 // is rendered by gqlgen's templates package, which imports what it names,
 // from the plugin's hook, before gqlgen checks that the package builds.
 //
+// It also writes fields_gen.go, the table of every field of the schema's
+// objects as graph's interpreter of /graphql queries executes it: the
+// same argument function, call and leaf marshaller, over an object of any
+// type (see graph's interpretedField).
+//
 // The copies are gqlgen's templates with those changes alone. execgen
 // refuses to run when gqlgen's originals are not the ones the copies were
 // made from (another gqlgen version), rather than generate from stale
@@ -170,6 +175,9 @@ func (k *dataKeeper) GenerateCode(data *codegen.Data) error {
 	k.data = data
 	if err := renderOperations(data, k.operations); err != nil {
 		return fmt.Errorf("compile the operations: %w", err)
+	}
+	if err := renderFields(data); err != nil {
+		return fmt.Errorf("write the interpreter's fields: %w", err)
 	}
 	return nil
 }

@@ -22,16 +22,6 @@ import (
 // compiled operations.
 const operationsFile = "operations_gen.go"
 
-// operationsTemplate is the whole template of operationsFile: the code
-// comes from compiledSource, called while gqlgen's templates package
-// renders, so that the types it names are imported as in generated.go.
-const operationsTemplate = `{{ reserveImport "bytes" }}
-{{ reserveImport "context" }}
-{{ reserveImport "sync" }}
-{{ reserveImport "github.com/vektah/gqlparser/v2/ast" }}
-{{ compiledSource }}
-`
-
 // An operation is one fixed operation to compile: its document's text and
 // the file it was read from, relative to the module's root.
 type operation struct {
@@ -60,6 +50,35 @@ func readOperations(dir string) ([]operation, error) {
 	return ops, nil
 }
 
+// renderSource writes file, beside the executable schema, with the Go
+// source that source returns (below the package clause and the imports
+// it needs besides those named). source runs while gqlgen's templates
+// package renders, so that the types it names through
+// templates.CurrentImports are imported as in generated.go.
+func renderSource(data *codegen.Data, file string, imports []string, source func() (string, error)) error {
+	var tmpl strings.Builder
+	for _, path := range imports {
+		fmt.Fprintf(&tmpl, "{{ reserveImport %q }}\n", path)
+	}
+	tmpl.WriteString("{{ source }}\n")
+	var sourceErr error
+	return errors.Join(templates.Render(templates.Options{
+		PackageName:     data.Config.Exec.Package,
+		Filename:        filepath.Join(data.Config.Exec.Dir(), file),
+		Template:        tmpl.String(),
+		GeneratedHeader: true,
+		Packages:        data.Config.Packages,
+		PruneOptions:    data.Config.GetPruneOptions(),
+		Funcs: template.FuncMap{
+			"source": func() string {
+				src, err := source()
+				sourceErr = err
+				return src
+			},
+		},
+	}), sourceErr)
+}
+
 // renderOperations writes operationsFile: for every operation, a function
 // that executes it as gqlgen's executor would, field by field, writing its
 // data straight to a buffer.
@@ -68,22 +87,9 @@ func renderOperations(data *codegen.Data, ops []operation) error {
 	for _, o := range data.Objects {
 		c.objects[o.Name] = o
 	}
-	var compileErr error
-	return errors.Join(templates.Render(templates.Options{
-		PackageName:     data.Config.Exec.Package,
-		Filename:        filepath.Join(data.Config.Exec.Dir(), operationsFile),
-		Template:        operationsTemplate,
-		GeneratedHeader: true,
-		Packages:        data.Config.Packages,
-		PruneOptions:    data.Config.GetPruneOptions(),
-		Funcs: template.FuncMap{
-			"compiledSource": func() string {
-				src, err := c.source(ops)
-				compileErr = err
-				return src
-			},
-		},
-	}), compileErr)
+	return renderSource(data, operationsFile, []string{"bytes", "context", "sync", "github.com/vektah/gqlparser/v2/ast"}, func() (string, error) {
+		return c.source(ops)
+	})
 }
 
 // operationCompiler turns operations into Go source.
@@ -281,7 +287,7 @@ func (c *operationCompiler) object(b *bytes.Buffer, obj *codegen.Object, sel []c
 				fmt.Fprintf(b, "if included(fields[%d], ec.Variables) {\n", p.f.index)
 			}
 			b.WriteString("wg.Add(1)\n")
-			b.WriteString("go func() {\n")
+			b.WriteString("goConcurrently(func() {\n")
 			b.WriteString("defer wg.Done()\n")
 			b.WriteString("defer swallowPanic()\n")
 			fmt.Fprintf(b, "oks[%d] = func() bool {\n", j)
@@ -290,7 +296,7 @@ func (c *operationCompiler) object(b *bytes.Buffer, obj *codegen.Object, sel []c
 				return err
 			}
 			b.WriteString("return true\n}()\n")
-			b.WriteString("}()\n")
+			b.WriteString("})\n")
 			if p.f.conditional {
 				b.WriteString("}\n")
 			}
@@ -357,30 +363,48 @@ func (c *operationCompiler) field(obj *codegen.Object, name string) *codegen.Fie
 // operation's function return false, and the caller then runs the
 // operation through gqlgen's executor instead, which answers the error.
 func (c *operationCompiler) value(b *bytes.Buffer, field *codegen.Field, f collected) error {
-	switch {
-	case field.IsMap(), field.VOkFunc, field.HasHaser, field.IsBatch(), field.HasDirectives(), field.Stream:
-		return fmt.Errorf("%s.%s: a kind of field execgen does not compile", field.Object.Name, field.Name)
-	}
 	if len(field.Args) > 0 {
 		b.WriteString("var fc struct{ Args map[string]any }\n")
 		b.WriteString("var err error\n")
 		fmt.Fprintf(b, "if fc.Args, err = ec.%s(ctx, fields[%d].ArgumentMap(ec.Variables)); err != nil {\nreturn false\n}\n", field.ArgsFunc(), f.index)
 	}
+	if err := call(b, field, "return false"); err != nil {
+		return err
+	}
+	return c.marshal(b, field.TypeReference, f.field.Definition.Type, f, "v")
+}
+
+// call writes the code that resolves field into the variable v, with obj
+// its object and fc.Args its coerced arguments, as gqlgen's field function
+// does; fail is the statement that gives up on an error.
+func call(b *bytes.Buffer, field *codegen.Field, fail string) error {
 	switch {
+	case field.IsMap(), field.VOkFunc, field.HasHaser, field.IsBatch(), field.HasDirectives(), field.Stream:
+		return fmt.Errorf("%s.%s: a kind of field execgen does not compile", field.Object.Name, field.Name)
 	case field.IsResolver:
 		fmt.Fprintf(b, "v, err := ec.Resolvers.%s\n", field.ShortInvocation())
-		b.WriteString("if err != nil {\nreturn false\n}\n")
+		fmt.Fprintf(b, "if err != nil {\n%s\n}\n", fail)
 	case field.IsMethod() && field.NoErr:
 		fmt.Fprintf(b, "v := %s.%s(%s)\n", field.GoReceiverName, field.GoFieldName, field.CallArgs())
 	case field.IsMethod():
 		fmt.Fprintf(b, "v, err := %s.%s(%s)\n", field.GoReceiverName, field.GoFieldName, field.CallArgs())
-		b.WriteString("if err != nil {\nreturn false\n}\n")
+		fmt.Fprintf(b, "if err != nil {\n%s\n}\n", fail)
 	case field.IsVariable():
 		fmt.Fprintf(b, "v := %s.%s\n", field.GoReceiverName, field.GoFieldName)
 	default:
 		return fmt.Errorf("%s.%s: a kind of field execgen does not compile", field.Object.Name, field.Name)
 	}
-	return c.marshal(b, field.TypeReference, f.field.Definition.Type, f, "v")
+	return nil
+}
+
+// marshalLeaf writes the code that writes the leaf value (or list of
+// leaves) in the variable v, of type ref (schema type typ): gqlgen's
+// marshaller of the type, after the check of a null gqlgen makes.
+func marshalLeaf(b *bytes.Buffer, ref *config.TypeReference, typ *ast.Type) {
+	if typ.NonNull && ref.IsNilable() && !ref.IsSlice() {
+		b.WriteString("if v == nil {\nreturn false\n}\n")
+	}
+	fmt.Fprintf(b, "ec.%s(ctx, nil, v).MarshalGQL(w)\n", ref.MarshalFunc())
 }
 
 // marshal writes the code that writes the value in the variable v, of
@@ -388,12 +412,7 @@ func (c *operationCompiler) value(b *bytes.Buffer, field *codegen.Field, f colle
 func (c *operationCompiler) marshal(b *bytes.Buffer, ref *config.TypeReference, typ *ast.Type, f collected, v string) error {
 	def := c.data.Schema.Types[typ.Name()]
 	if def.Kind != ast.Object {
-		// A leaf, or a list of leaves: gqlgen's marshaller of the type,
-		// after the check of a null that gqlgen makes in the field.
-		if typ.NonNull && ref.IsNilable() && !ref.IsSlice() {
-			fmt.Fprintf(b, "if %s == nil {\nreturn false\n}\n", v)
-		}
-		fmt.Fprintf(b, "ec.%s(ctx, nil, %s).MarshalGQL(w)\n", ref.MarshalFunc(), v)
+		marshalLeaf(b, ref, typ)
 		return nil
 	}
 	obj := c.objects[def.Name]
@@ -437,14 +456,14 @@ func (c *operationCompiler) marshal(b *bytes.Buffer, ref *config.TypeReference, 
 			b.WriteString("var wg sync.WaitGroup\n")
 			fmt.Fprintf(b, "for i := range %s {\n", v)
 			b.WriteString("wg.Add(1)\n")
-			b.WriteString("go func() {\n")
+			b.WriteString("goConcurrently(func() {\n")
 			b.WriteString("defer wg.Done()\n")
 			b.WriteString("defer swallowPanic()\n")
 			b.WriteString("oks[i] = func() bool {\n")
 			b.WriteString("w := &elems[i]\n")
 			b.WriteString(code)
 			b.WriteString("return true\n}()\n")
-			b.WriteString("}()\n")
+			b.WriteString("})\n")
 			b.WriteString("}\n")
 			b.WriteString("wg.Wait()\n")
 			b.WriteString("w.WriteByte('[')\n")
