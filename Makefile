@@ -134,8 +134,9 @@ stakebench:
 	$(GO) build -o $(STAKEBENCH) ./bench/cmd/stakebench
 
 .PHONY: bench
-bench: postgres build stakebench ## Measure every REST route and three GraphQL operations on the bench data, check their query plans, then make soak; writes bench/RESULTS.md.
+bench: postgres build stakebench ## Measure every REST route and the GraphQL operations on the bench data, compare with PostGraphile 4, check query plans, then make soak; writes bench/RESULTS.md.
 	$(BENCH) measure
+	$(BENCH) peer
 	$(MAKE) --no-print-directory soak
 	$(BENCH) plans
 

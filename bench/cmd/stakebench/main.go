@@ -5,6 +5,7 @@
 //	stakebench [flags] soak      a long soak at 64 clients over the mixed workload
 //	stakebench [flags] restart   PostgreSQL stopped and started again under load
 //	stakebench [flags] plans     the query-plan test (go test ./bench -run TestQueryPlans) on the bench data
+//	stakebench [flags] peer      a nested page on stakegraph's /graphql and on PostGraphile 4, same run, same database
 //
 // Each subcommand starts the bench data's private PostgreSQL cluster (in
 // --home, on --pg-port), loads the bench data set into it with `stakegraph
@@ -16,6 +17,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -56,6 +58,11 @@ type config struct {
 	soakDuration time.Duration
 	soakInterval time.Duration
 
+	peerDir    string
+	peerAddr   string
+	peerRounds int
+	peerAlone  time.Duration
+
 	restartClients int
 	restartBefore  time.Duration
 	restartDown    time.Duration
@@ -83,12 +90,16 @@ func main() {
 	flag.IntVar(&cfg.soakClients, "soak-clients", 64, "soak: concurrent clients")
 	flag.DurationVar(&cfg.soakDuration, "soak-duration", 10*time.Minute, "soak: duration")
 	flag.DurationVar(&cfg.soakInterval, "soak-interval", time.Minute, "soak: reporting interval")
+	flag.StringVar(&cfg.peerDir, "peer-dir", "bench/postgraphile", "peer: `directory` of PostGraphile's package (installed with npm ci when its node_modules is missing)")
+	flag.StringVar(&cfg.peerAddr, "peer-addr", "127.0.0.1:18081", "peer: listen `address` of PostGraphile")
+	flag.IntVar(&cfg.peerRounds, "peer-rounds", 2, "peer: rounds, each measuring both engines")
+	flag.DurationVar(&cfg.peerAlone, "peer-alone", 3*time.Second, "peer: measured time with one client per engine and round")
 	flag.IntVar(&cfg.restartClients, "restart-clients", 16, "restart: concurrent clients")
 	flag.DurationVar(&cfg.restartBefore, "restart-before", 15*time.Second, "restart: load before PostgreSQL stops")
 	flag.DurationVar(&cfg.restartDown, "restart-down", 10*time.Second, "restart: how long PostgreSQL stays down")
 	flag.DurationVar(&cfg.restartAfter, "restart-after", 30*time.Second, "restart: load after PostgreSQL is back")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "Usage: stakebench [flags] measure|soak|restart|plans\n\nFlags:\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "Usage: stakebench [flags] measure|soak|restart|plans|peer\n\nFlags:\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -108,6 +119,8 @@ func main() {
 		run = restart
 	case "plans":
 		run = plans
+	case "peer":
+		run = peer
 	default:
 		flag.Usage()
 		os.Exit(2)
@@ -517,4 +530,58 @@ func plans(ctx context.Context, e *env) error {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// peer measures the nested page on stakegraph's /graphql, without the
+// response cache, and on PostGraphile 4 over the same database, and
+// records the comparison.
+func peer(ctx context.Context, e *env) error {
+	cfg := e.cfg
+	if _, err := os.Stat(filepath.Join(cfg.peerDir, "node_modules")); errors.Is(err, os.ErrNotExist) {
+		log.Printf("installing PostGraphile (npm ci in %s)", cfg.peerDir)
+		npm := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund")
+		npm.Dir = cfg.peerDir
+		if out, err := npm.CombinedOutput(); err != nil {
+			return fmt.Errorf("npm ci in %s: %w\n%s", cfg.peerDir, err, out)
+		}
+	}
+	version, err := os.ReadFile(filepath.Join(cfg.peerDir, "node_modules", "postgraphile", "package.json"))
+	if err != nil {
+		return err
+	}
+	var pkg struct{ Version string }
+	if err := json.Unmarshal(version, &pkg); err != nil {
+		return err
+	}
+	srv, err := e.startServer(ctx, "--response-cache=false")
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/stakegraph?sslmode=disable", cfg.pgPort)
+	fmt.Fprintf(e.log, "\n=== stakebench: postgraphile %s at %s\n", pkg.Version, time.Now().UTC().Format(time.RFC3339))
+	pg, err := bench.StartPostGraphile(ctx, cfg.peerDir, url, cfg.peerAddr, e.log)
+	if err != nil {
+		return err
+	}
+	defer pg.Stop()
+	ours := bench.NewClient(srv.URL, e.key, cfg.clients)
+	defer ours.Close()
+	theirs := bench.NewClient(pg.URL, "", cfg.clients)
+	defer theirs.Close()
+	shape, _, err := bench.CheckSamePage(ctx, ours, theirs)
+	if err != nil {
+		return err
+	}
+	lc := bench.LoadConfig{Clients: cfg.clients, Warmup: cfg.warmup, Duration: cfg.duration, Seed: cfg.seed}
+	rounds := bench.ComparePeer(ctx, ours, theirs, lc, cfg.peerAlone, cfg.peerRounds)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i, r := range rounds {
+		log.Printf("round %d: stakegraph %.0f/s (p99 %.1f ms, alone %.1f ms), postgraphile %.0f/s (p99 %.1f ms, alone %.1f ms): %.2fx",
+			i+1, r.Ours.RPS(), float64(r.Ours.Percentile(0.99))/1e6, float64(r.OursAlone.Percentile(0.5))/1e6,
+			r.Theirs.RPS(), float64(r.Theirs.Percentile(0.99))/1e6, float64(r.TheirsAlone.Percentile(0.5))/1e6, r.Ratio())
+	}
+	return bench.UpdateSection(cfg.out, "peer", bench.PeerReport(rounds, shape, lc, cfg.peerAlone, pkg.Version))
 }
