@@ -5,6 +5,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -66,13 +67,6 @@ type interpretedField struct {
 // order gqlgen writes them.
 type planObject struct {
 	fields []planField
-	// spawned are the indexes of the fields resolved each in its own
-	// goroutine, when there are two or more concurrent fields.
-	spawned []int
-	// waits says that resolving the selection may wait on a dataloader,
-	// at any depth: the elements of a list of such objects are resolved
-	// concurrently.
-	waits bool
 }
 
 // A planField is one selected field.
@@ -94,13 +88,12 @@ func planQuery(op *ast.OperationDefinition, queryType string) (*planObject, bool
 	if op.Operation != ast.Query {
 		return nil, false
 	}
-	return planSelection(op.SelectionSet, queryType, true)
+	return planSelection(op.SelectionSet, queryType)
 }
 
-func planSelection(set ast.SelectionSet, object string, root bool) (*planObject, bool) {
+func planSelection(set ast.SelectionSet, object string) (*planObject, bool) {
 	p := &planObject{}
 	seen := map[string]bool{}
-	var concurrent []int
 	var walk func(set ast.SelectionSet) bool
 	walk = func(set ast.SelectionSet) bool {
 		for _, s := range set {
@@ -127,16 +120,11 @@ func planSelection(set ast.SelectionSet, object string, root bool) (*planObject,
 				}
 				f.spec = spec
 				if spec.kind != leafField {
-					children, ok := planSelection(s.SelectionSet, spec.object, false)
+					children, ok := planSelection(s.SelectionSet, spec.object)
 					if !ok {
 						return false
 					}
 					f.children = children
-					p.waits = p.waits || children.waits
-				}
-				if spec.concurrent {
-					p.waits = true
-					concurrent = append(concurrent, len(p.fields))
 				}
 				p.fields = append(p.fields, f)
 			case *ast.FragmentSpread:
@@ -162,49 +150,205 @@ func planSelection(set ast.SelectionSet, object string, root bool) (*planObject,
 	if !walk(set) {
 		return nil, false
 	}
-	if len(concurrent) > 1 {
-		p.spawned = concurrent
-	}
 	return p, true
 }
 
-// interpreter executes a plan for one request.
+// interpreter executes a plan for one request, level by level: first
+// every field of every object of a level that may wait (on a dataloader)
+// is resolved, each in its own goroutine, so that the loader calls of the
+// whole level gather into the same batches; then the objects those fields
+// returned make up the next level, one per selection; and once every
+// level is resolved, the answer is written in one walk. Only the
+// resolvers run in other goroutines, with shallow stacks; plain fields
+// and leaves are read as they are written.
 type interpreter struct {
 	ec *executionContext
+	// failed is set by the first field that gives up.
+	failed atomic.Bool
 }
 
-// object writes the selection p on obj.
-func (in interpreter) object(ctx context.Context, obj any, p *planObject, w *bytes.Buffer) bool {
-	vars := in.ec.Variables
-	var parts []bytes.Buffer
-	var oks []bool
-	if len(p.spawned) > 0 {
-		parts = make([]bytes.Buffer, len(p.spawned))
-		oks = make([]bool, len(p.spawned))
-		var wg sync.WaitGroup
-		for j, i := range p.spawned {
-			f := &p.fields[i]
-			if f.conditional && !included(f.node, vars) {
+// A resolvedObject is an object of a level with the values of its fields
+// that were resolved ahead of writing.
+type resolvedObject struct {
+	obj    any
+	fields []resolvedField
+}
+
+// A resolvedField is one field of a resolvedObject: for a leaf resolved
+// ahead (one that may wait), its written value; for an object or a list,
+// the resolved object or elements (nil for null).
+type resolvedField struct {
+	skipped bool // @include or @skip left it out
+	args    fieldArgs
+	leaf    []byte
+	null    bool
+	child   *resolvedObject
+	items   []*resolvedObject
+	// value and list hold what the field's resolver returned, until the
+	// next level resolves them.
+	value any
+	list  []any
+}
+
+// resolveLevel resolves the fields of objs (the objects of one selection
+// p) that are not leaves written later, and then the levels below them.
+func (in *interpreter) resolveLevel(ctx context.Context, objs []any, p *planObject) []*resolvedObject {
+	out := make([]*resolvedObject, len(objs))
+	var waiting []func()
+	for i, obj := range objs {
+		r := &resolvedObject{obj: obj, fields: make([]resolvedField, len(p.fields))}
+		out[i] = r
+		for j := range p.fields {
+			f, rf := &p.fields[j], &r.fields[j]
+			if f.conditional && !included(f.node, in.ec.Variables) {
+				rf.skipped = true
 				continue
 			}
-			wg.Add(1)
+			if f.spec == nil || (f.spec.kind == leafField && !f.spec.concurrent) {
+				continue
+			}
+			resolve := func() { in.resolve(ctx, obj, f, rf) }
+			if f.spec.concurrent {
+				waiting = append(waiting, resolve)
+			} else {
+				resolve()
+			}
+		}
+	}
+	switch len(waiting) {
+	case 0:
+	case 1:
+		waiting[0]()
+	default:
+		var wg sync.WaitGroup
+		wg.Add(len(waiting))
+		for _, resolve := range waiting {
 			goConcurrently(func() {
 				defer wg.Done()
-				defer swallowPanic()
-				oks[j] = in.value(ctx, obj, f, &parts[j])
+				defer func() {
+					if recover() != nil {
+						in.failed.Store(true)
+					}
+				}()
+				resolve()
 			})
 		}
 		wg.Wait()
 	}
-	w.WriteByte('{')
-	sep, slot := false, 0
-	for i := range p.fields {
-		f := &p.fields[i]
-		spawned := slot < len(p.spawned) && p.spawned[slot] == i
-		if spawned {
-			slot++
+	if in.failed.Load() {
+		return nil
+	}
+	// The next levels: for each selection below p, the objects every
+	// object of this level returned for it.
+	for j := range p.fields {
+		f := &p.fields[j]
+		if f.children == nil {
+			continue
 		}
-		if f.conditional && !included(f.node, vars) {
+		var children []any
+		for _, r := range out {
+			rf := &r.fields[j]
+			if rf.skipped || rf.null {
+				continue
+			}
+			if rf.value != nil {
+				children = append(children, rf.value)
+			}
+			for _, item := range rf.list {
+				if item != nil {
+					children = append(children, item)
+				}
+			}
+		}
+		resolved := in.resolveLevel(ctx, children, f.children)
+		if in.failed.Load() {
+			return nil
+		}
+		k := 0
+		for _, r := range out {
+			rf := &r.fields[j]
+			if rf.skipped || rf.null {
+				continue
+			}
+			if rf.value != nil {
+				rf.child, rf.value = resolved[k], nil
+				k++
+			}
+			if rf.list != nil {
+				rf.items = make([]*resolvedObject, len(rf.list))
+				for i, item := range rf.list {
+					if item != nil {
+						rf.items[i] = resolved[k]
+						k++
+					}
+				}
+				rf.list = nil
+			}
+		}
+	}
+	return out
+}
+
+// resolve resolves field f of obj into rf: its arguments, and the value
+// of an object or list field or of a leaf that may wait.
+func (in *interpreter) resolve(ctx context.Context, obj any, f *planField, rf *resolvedField) {
+	spec := f.spec
+	if spec.args != nil {
+		var err error
+		if rf.args.Args, err = spec.args(in.ec, ctx, f.node.ArgumentMap(in.ec.Variables)); err != nil {
+			in.failed.Store(true)
+			return
+		}
+	}
+	switch spec.kind {
+	case leafField:
+		var w bytes.Buffer
+		if !spec.leaf(in.ec, ctx, obj, rf.args, &w) {
+			in.failed.Store(true)
+			return
+		}
+		rf.leaf = w.Bytes()
+	case objectField:
+		v, ok := spec.resolve(in.ec, ctx, obj, rf.args)
+		switch {
+		case !ok || (v == nil && spec.nonNull):
+			in.failed.Store(true)
+		case v == nil:
+			rf.null = true
+		default:
+			rf.value = v
+		}
+	default:
+		items, null, ok := spec.list(in.ec, ctx, obj, rf.args)
+		switch {
+		case !ok:
+			in.failed.Store(true)
+		case null:
+			rf.null = true
+		default:
+			if spec.elemNonNull {
+				for _, item := range items {
+					if item == nil {
+						in.failed.Store(true)
+						return
+					}
+				}
+			}
+			if items == nil {
+				items = []any{}
+			}
+			rf.list = items
+		}
+	}
+}
+
+// write writes the selection p of the resolved object r.
+func (in *interpreter) write(ctx context.Context, r *resolvedObject, p *planObject, w *bytes.Buffer) bool {
+	w.WriteByte('{')
+	sep := false
+	for j := range p.fields {
+		f, rf := &p.fields[j], &r.fields[j]
+		if rf.skipped {
 			continue
 		}
 		if sep {
@@ -215,108 +359,41 @@ func (in interpreter) object(ctx context.Context, obj any, p *planObject, w *byt
 		switch {
 		case f.typename != "":
 			w.WriteString(f.typename)
-		case spawned:
-			if !oks[slot-1] {
+		case f.spec.kind == leafField && f.spec.concurrent:
+			w.Write(rf.leaf)
+		case f.spec.kind == leafField:
+			var fc fieldArgs
+			if f.spec.args != nil {
+				var err error
+				if fc.Args, err = f.spec.args(in.ec, ctx, f.node.ArgumentMap(in.ec.Variables)); err != nil {
+					return false
+				}
+			}
+			if !f.spec.leaf(in.ec, ctx, r.obj, fc, w) {
 				return false
 			}
-			w.Write(parts[slot-1].Bytes())
+		case rf.null:
+			w.WriteString("null")
+		case f.spec.kind == objectField:
+			if !in.write(ctx, rf.child, f.children, w) {
+				return false
+			}
 		default:
-			if !in.value(ctx, obj, f, w) {
-				return false
+			w.WriteByte('[')
+			for i, item := range rf.items {
+				if i > 0 {
+					w.WriteByte(',')
+				}
+				if item == nil {
+					w.WriteString("null")
+				} else if !in.write(ctx, item, f.children, w) {
+					return false
+				}
 			}
+			w.WriteByte(']')
 		}
 	}
 	w.WriteByte('}')
-	return true
-}
-
-// value resolves field f of obj and writes its value.
-func (in interpreter) value(ctx context.Context, obj any, f *planField, w *bytes.Buffer) bool {
-	spec := f.spec
-	var fc fieldArgs
-	if spec.args != nil {
-		var err error
-		if fc.Args, err = spec.args(in.ec, ctx, f.node.ArgumentMap(in.ec.Variables)); err != nil {
-			return false
-		}
-	}
-	switch spec.kind {
-	case leafField:
-		return spec.leaf(in.ec, ctx, obj, fc, w)
-	case objectField:
-		v, ok := spec.resolve(in.ec, ctx, obj, fc)
-		switch {
-		case !ok:
-			return false
-		case v == nil && spec.nonNull:
-			return false
-		case v == nil:
-			w.WriteString("null")
-			return true
-		}
-		return in.object(ctx, v, f.children, w)
-	default:
-		items, null, ok := spec.list(in.ec, ctx, obj, fc)
-		switch {
-		case !ok:
-			return false
-		case null:
-			w.WriteString("null")
-			return true
-		}
-		return in.list(ctx, items, f, w)
-	}
-}
-
-// list writes the elements of a list of objects, each in its own goroutine
-// when its selection may wait on a dataloader, as gqlgen does, so that the
-// elements' loader calls gather into one batch.
-func (in interpreter) list(ctx context.Context, items []any, f *planField, w *bytes.Buffer) bool {
-	element := func(item any, w *bytes.Buffer) bool {
-		if item == nil {
-			if f.spec.elemNonNull {
-				return false
-			}
-			w.WriteString("null")
-			return true
-		}
-		return in.object(ctx, item, f.children, w)
-	}
-	w.WriteByte('[')
-	if !f.children.waits || len(items) <= 1 {
-		for i, item := range items {
-			if i > 0 {
-				w.WriteByte(',')
-			}
-			if !element(item, w) {
-				return false
-			}
-		}
-		w.WriteByte(']')
-		return true
-	}
-	parts := make([]bytes.Buffer, len(items))
-	oks := make([]bool, len(items))
-	var wg sync.WaitGroup
-	for i, item := range items {
-		wg.Add(1)
-		goConcurrently(func() {
-			defer wg.Done()
-			defer swallowPanic()
-			oks[i] = element(item, &parts[i])
-		})
-	}
-	wg.Wait()
-	for i := range parts {
-		if !oks[i] {
-			return false
-		}
-		if i > 0 {
-			w.WriteByte(',')
-		}
-		w.Write(parts[i].Bytes())
-	}
-	w.WriteByte(']')
 	return true
 }
 
@@ -331,7 +408,7 @@ func interpret(ctx context.Context, schema *executableSchema, opCtx *graphql.Ope
 	}
 	ctx = graphql.WithOperationContext(ctx, opCtx)
 	ctx = graphql.WithResponseContext(ctx, graphql.DefaultErrorPresenter, func(context.Context, any) error { return errCompiledPanic })
-	in := interpreter{ec: newExecutionContext(opCtx, schema, nil)}
+	in := &interpreter{ec: newExecutionContext(opCtx, schema, nil)}
 	var buf bytes.Buffer
 	if !in.run(ctx, plan, &buf) || len(graphql.GetErrors(ctx)) > 0 {
 		return nil, false
@@ -340,11 +417,15 @@ func interpret(ctx context.Context, schema *executableSchema, opCtx *graphql.Ope
 }
 
 // run writes the data of plan, false if it panicked or gave up.
-func (in interpreter) run(ctx context.Context, plan *planObject, buf *bytes.Buffer) (ok bool) {
+func (in *interpreter) run(ctx context.Context, plan *planObject, buf *bytes.Buffer) (ok bool) {
 	defer func() {
 		if recover() != nil {
 			ok = false
 		}
 	}()
-	return in.object(ctx, nil, plan, buf)
+	root := in.resolveLevel(ctx, []any{nil}, plan)
+	if in.failed.Load() {
+		return false
+	}
+	return in.write(ctx, root[0], plan, buf)
 }
