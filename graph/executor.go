@@ -37,9 +37,9 @@ func NewExecutor(db *store.DB, opts Options) *Executor {
 // operation fails, it returns an *Error for the first GraphQL error and no
 // data; a field that resolved to null (a lookup of something that does not
 // exist) is not an error. An operation that execgen compiled runs as
-// compiled code first (see compiledOperation). Internal errors are not logged here, as the
-// caller logs the error returned, whose text names the cause; a panic is,
-// once, with its stack.
+// compiled code first (see compiledOperation). Internal errors are not
+// logged here, as the caller logs the error returned, whose text names the
+// cause; a panic is, once, with its stack.
 func (e *Executor) Execute(ctx context.Context, query string, vars map[string]any) (json.RawMessage, error) {
 	return e.execute(ctx, query, vars, true)
 }
