@@ -61,6 +61,7 @@ func newDifferentialClient(t *testing.T, db *store.DB, opts apikey.Options, now 
 	d := &differentialExecutor{
 		exec:     graph.NewExecutor(db, graph.Options{Now: func() time.Time { return now }}),
 		compared: map[string]int{},
+		seen:     map[string]bool{},
 	}
 	return newClientOf(t, db, opts, d), d
 }
