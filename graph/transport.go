@@ -343,7 +343,11 @@ type wireResponse struct {
 func marshalsAsIs(data []byte) bool {
 	inString := false
 	for i := 0; i < len(data); i++ {
-		switch c := data[i]; {
+		c := data[i]
+		if !jsonNotable[c] {
+			continue
+		}
+		switch {
 		case c == '<' || c == '>' || c == '&' || c == 0xe2:
 			// 0xe2 starts U+2028 and U+2029 in UTF-8 (and other
 			// characters, which take the slow path too).
@@ -352,12 +356,21 @@ func marshalsAsIs(data []byte) bool {
 			i++
 		case c == '"':
 			inString = !inString
-		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return false
+		case !inString:
+			return false // whitespace outside a string
 		}
 	}
 	return !inString
 }
+
+// jsonNotable marks the bytes marshalsAsIs looks at; it skips the others,
+// most of an answer, with one lookup each.
+var jsonNotable = func() (t [256]bool) {
+	for _, c := range []byte("\"\\<>&\xe2 \t\n\r") {
+		t[c] = true
+	}
+	return t
+}()
 
 // writeResponse writes resp with status as the body of media type media,
 // without its data when status is not 2xx: GraphQL over HTTP allows data
