@@ -3,6 +3,7 @@ package graph
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -121,11 +122,7 @@ func (e *Executor) runCompiled(ctx context.Context, op *preparedOperation, vars 
 		Doc:                  op.doc,
 		Operation:            op.op,
 		DisableIntrospection: true,
-		RecoverFunc:          func(context.Context, any) error { return errCompiledPanic },
-		ResolverMiddleware:   func(ctx context.Context, next graphql.Resolver) (any, error) { return next(ctx) },
-		RootResolverMiddleware: func(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
-			return next(ctx)
-		},
+		RecoverFunc:          func(context.Context, any) error { return errDeclinedPanic },
 	}
 	ctx = graphql.WithOperationContext(ctx, opCtx)
 	ctx = graphql.WithResponseContext(ctx, graphql.DefaultErrorPresenter, opCtx.RecoverFunc)
@@ -138,9 +135,9 @@ func (e *Executor) runCompiled(ctx context.Context, op *preparedOperation, vars 
 	return buf.Bytes(), true
 }
 
-// errCompiledPanic is the error a panic becomes in a compiled operation,
-// which then declines.
-var errCompiledPanic = fmt.Errorf("graph: a compiled operation panicked")
+// errDeclinedPanic is the error a panic becomes in a compiled operation or
+// an interpreted query, which then declines.
+var errDeclinedPanic = errors.New("graph: a compiled operation or interpreted query panicked")
 
 // runRecovered runs op's function, false if it panicked.
 func runRecovered(ctx context.Context, ec *executionContext, op *preparedOperation, buf *bytes.Buffer) (ok bool) {

@@ -407,7 +407,7 @@ func interpret(ctx context.Context, schema *executableSchema, opCtx *graphql.Ope
 		return nil, false
 	}
 	ctx = graphql.WithOperationContext(ctx, opCtx)
-	ctx = graphql.WithResponseContext(ctx, graphql.DefaultErrorPresenter, func(context.Context, any) error { return errCompiledPanic })
+	ctx = graphql.WithResponseContext(ctx, graphql.DefaultErrorPresenter, func(context.Context, any) error { return errDeclinedPanic })
 	in := &interpreter{ec: newExecutionContext(opCtx, schema, nil)}
 	var buf bytes.Buffer
 	if !in.run(ctx, plan, &buf) || len(graphql.GetErrors(ctx)) > 0 {
