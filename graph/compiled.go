@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2"
@@ -107,12 +108,48 @@ func fieldAt(set ast.SelectionSet, path []int) (*ast.Field, error) {
 	return f, nil
 }
 
+// FastPathRuns counts, since the process started, the operations the
+// compiled code and the interpreter answered and those they declined to
+// gqlgen's executor. A decline is expected for an error or introspection;
+// many more declines than errors mean a fast path no longer applies.
+type FastPathRuns struct {
+	CompiledAnswered, CompiledDeclined       int64
+	InterpretedAnswered, InterpretedDeclined int64
+}
+
+// fastPathRuns holds the counts of ReadFastPathRuns.
+var fastPathRuns struct {
+	compiledAnswered, compiledDeclined       atomic.Int64
+	interpretedAnswered, interpretedDeclined atomic.Int64
+}
+
+// ReadFastPathRuns returns the counts of the fast paths' runs.
+func ReadFastPathRuns() FastPathRuns {
+	return FastPathRuns{
+		CompiledAnswered:    fastPathRuns.compiledAnswered.Load(),
+		CompiledDeclined:    fastPathRuns.compiledDeclined.Load(),
+		InterpretedAnswered: fastPathRuns.interpretedAnswered.Load(),
+		InterpretedDeclined: fastPathRuns.interpretedDeclined.Load(),
+	}
+}
+
+// countRun adds one run to answered or declined and returns ok.
+func countRun(ok bool, answered, declined *atomic.Int64) bool {
+	if ok {
+		answered.Add(1)
+	} else {
+		declined.Add(1)
+	}
+	return ok
+}
+
 // runCompiled runs op with vars and returns its data, or false when the
 // operation must run through gqlgen's executor instead: its variables do
 // not coerce, or the compiled code declined.
 func (e *Executor) runCompiled(ctx context.Context, op *preparedOperation, vars map[string]any) ([]byte, bool) {
 	coerced, err := validator.VariableValues(parsedSchema, op.op, vars)
 	if err != nil {
+		countRun(false, &fastPathRuns.compiledAnswered, &fastPathRuns.compiledDeclined)
 		return nil, false
 	}
 	opCtx := &graphql.OperationContext{
@@ -129,7 +166,8 @@ func (e *Executor) runCompiled(ctx context.Context, op *preparedOperation, vars 
 	ec := newExecutionContext(opCtx, e.schema, nil)
 	var buf bytes.Buffer
 	buf.Grow(4096)
-	if !runRecovered(ctx, ec, op, &buf) || len(graphql.GetErrors(ctx)) > 0 {
+	ok := runRecovered(ctx, ec, op, &buf) && len(graphql.GetErrors(ctx)) == 0
+	if !countRun(ok, &fastPathRuns.compiledAnswered, &fastPathRuns.compiledDeclined) {
 		return nil, false
 	}
 	return buf.Bytes(), true

@@ -404,13 +404,15 @@ func (in *interpreter) write(ctx context.Context, r *resolvedObject, p *planObje
 func interpret(ctx context.Context, schema *executableSchema, opCtx *graphql.OperationContext) ([]byte, bool) {
 	plan, ok := planQuery(opCtx.Operation, parsedSchema.Query.Name)
 	if !ok {
+		countRun(false, &fastPathRuns.interpretedAnswered, &fastPathRuns.interpretedDeclined)
 		return nil, false
 	}
 	ctx = graphql.WithOperationContext(ctx, opCtx)
 	ctx = graphql.WithResponseContext(ctx, graphql.DefaultErrorPresenter, func(context.Context, any) error { return errDeclinedPanic })
 	in := &interpreter{ec: newExecutionContext(opCtx, schema, nil)}
 	var buf bytes.Buffer
-	if !in.run(ctx, plan, &buf) || len(graphql.GetErrors(ctx)) > 0 {
+	ok = in.run(ctx, plan, &buf) && len(graphql.GetErrors(ctx)) == 0
+	if !countRun(ok, &fastPathRuns.interpretedAnswered, &fastPathRuns.interpretedDeclined) {
 		return nil, false
 	}
 	return buf.Bytes(), true

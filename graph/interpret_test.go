@@ -23,6 +23,8 @@ func TestInterpreterMatchesExecutor(t *testing.T) {
 		operator = "0x7e95bf4c5be6a9840e173056c1a044a1656daba5"
 		missing  = "0x0000000000000000000000000000000000000001"
 	)
+	before := graph.ReadFastPathRuns()
+	declines := 0
 	for _, tc := range []struct {
 		name    string
 		query   string
@@ -48,6 +50,7 @@ func TestInterpreterMatchesExecutor(t *testing.T) {
 			case tc.decline && ok:
 				t.Fatalf("the interpreter answered %s", interpreted)
 			case tc.decline:
+				declines++
 				return
 			case err != nil:
 				t.Fatalf("gqlgen's executor: %v", err)
@@ -57,5 +60,12 @@ func TestInterpreterMatchesExecutor(t *testing.T) {
 				t.Errorf("interpreted %s\ngqlgen      %s", interpreted, general)
 			}
 		})
+	}
+	after := graph.ReadFastPathRuns()
+	if got := after.InterpretedDeclined - before.InterpretedDeclined; got < int64(declines) {
+		t.Errorf("%d interpreter declines counted; want at least %d", got, declines)
+	}
+	if after.InterpretedAnswered-before.InterpretedAnswered < 8 {
+		t.Errorf("%d interpreted answers counted; want at least 8", after.InterpretedAnswered-before.InterpretedAnswered)
 	}
 }

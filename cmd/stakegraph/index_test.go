@@ -201,7 +201,9 @@ func TestServeIndexRunsTheIndexerInTheServer(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, want := range []string{"stakegraph_indexer_indexed_block", "stakegraph_indexer_logs_total 1", "stakegraph_http_requests_total"} {
+	for _, want := range []string{"stakegraph_indexer_indexed_block", "stakegraph_indexer_logs_total 1", "stakegraph_http_requests_total",
+		`stakegraph_graphql_fast_path_runs_total{path="compiled",result="answered"}`,
+		`stakegraph_graphql_fast_path_runs_total{path="interpreted",result="declined"}`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("admin /metrics lacks %q", want)
 		}

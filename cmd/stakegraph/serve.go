@@ -265,6 +265,24 @@ func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometh
 			}, func() float64 { return float64(opts.Entities.Len()) }))
 		}
 	}
+	// How often the compiled REST operations and the interpreter of
+	// /graphql answer, and how often they hand a request to gqlgen's
+	// executor.
+	for _, run := range []struct {
+		path, result string
+		count        func(graph.FastPathRuns) int64
+	}{
+		{"compiled", "answered", func(r graph.FastPathRuns) int64 { return r.CompiledAnswered }},
+		{"compiled", "declined", func(r graph.FastPathRuns) int64 { return r.CompiledDeclined }},
+		{"interpreted", "answered", func(r graph.FastPathRuns) int64 { return r.InterpretedAnswered }},
+		{"interpreted", "declined", func(r graph.FastPathRuns) int64 { return r.InterpretedDeclined }},
+	} {
+		registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "stakegraph_graphql_fast_path_runs_total",
+			Help:        "Operations run by the compiled REST operations or the interpreter of /graphql, by whether they answered or declined to gqlgen's executor (an error, introspection).",
+			ConstLabels: prometheus.Labels{"path": run.path, "result": run.result},
+		}, func() float64 { return float64(run.count(graph.ReadFastPathRuns())) }))
+	}
 	// The GraphQL playground page is served without a key, so that a
 	// browser can open it; its queries need one.
 	gqlOpts := opts
