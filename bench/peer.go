@@ -83,30 +83,18 @@ func StartPostGraphile(ctx context.Context, dir, databaseURL, addr string, log i
 	client := NewClient(p.URL, "", 1)
 	defer client.Close()
 	go func() { p.done <- cmd.Wait() }()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		select {
-		case err := <-p.done:
-			return nil, fmt.Errorf("postgraphile exited before it was ready: %v", err)
-		default:
-		}
+	if err := waitReady(ctx, "postgraphile", p.done, time.Minute, func() bool {
 		var typename struct {
 			Typename string `json:"__typename"`
 		}
-		if err := fetchGraphQL(ctx, client, `{ __typename }`, nil, &typename); err == nil {
-			return p, nil
-		}
-		if time.Now().After(deadline) {
+		return fetchGraphQL(ctx, client, `{ __typename }`, nil, &typename) == nil
+	}); err != nil {
+		if !errors.Is(err, errExitedEarly) {
 			p.Stop()
-			return nil, errors.New("postgraphile did not answer within a minute")
 		}
-		select {
-		case <-ctx.Done():
-			p.Stop()
-			return nil, ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
+		return nil, err
 	}
+	return p, nil
 }
 
 // PID returns the process id of PostGraphile.

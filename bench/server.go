@@ -56,24 +56,41 @@ func StartServer(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		done:     make(chan error, 1),
 	}
 	go func() { s.done <- cmd.Wait() }()
-	deadline := time.Now().Add(2 * time.Minute)
+	if err := waitReady(ctx, "stakegraph serve", s.done, 2*time.Minute, func() bool {
+		ok, _ := probe(ctx, s.URL+"/readyz")
+		return ok
+	}); err != nil {
+		if !errors.Is(err, errExitedEarly) {
+			s.Stop()
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// errExitedEarly is the error of waitReady when the process ended first.
+var errExitedEarly = errors.New("exited before it was ready")
+
+// waitReady polls ready every 200 ms until it reports true, and fails when
+// the process named name ends first (done, which then holds its exit),
+// after within, or when ctx ends.
+func waitReady(ctx context.Context, name string, done <-chan error, within time.Duration, ready func() bool) error {
+	deadline := time.Now().Add(within)
 	for {
 		select {
-		case err := <-s.done:
-			return nil, fmt.Errorf("stakegraph serve exited before it was ready: %v", err)
+		case err := <-done:
+			return fmt.Errorf("%s %w: %v", name, errExitedEarly, err)
 		default:
 		}
-		if ok, _ := probe(ctx, s.URL+"/readyz"); ok {
-			return s, nil
+		if ready() {
+			return nil
 		}
 		if time.Now().After(deadline) {
-			s.Stop()
-			return nil, errors.New("stakegraph serve did not become ready within 2 minutes")
+			return fmt.Errorf("%s did not become ready within %s", name, within)
 		}
 		select {
 		case <-ctx.Done():
-			s.Stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

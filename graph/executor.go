@@ -59,8 +59,7 @@ func (e *Executor) ExecuteCompiled(ctx context.Context, query string, vars map[s
 	if op == nil {
 		return nil, false
 	}
-	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities, nil))
-	ctx = withFailures(ctx, &requestFailures{})
+	ctx, _ = e.requestContext(ctx)
 	return e.runCompiled(ctx, op, vars)
 }
 
@@ -68,8 +67,7 @@ func (e *Executor) ExecuteCompiled(ctx context.Context, query string, vars map[s
 // and returns its data, or false when the interpreter declined it (an
 // error, which Execute would answer, or a query it cannot plan).
 func (e *Executor) ExecuteInterpreted(ctx context.Context, query string, vars map[string]any) (json.RawMessage, bool) {
-	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities, nil))
-	ctx = withFailures(ctx, &requestFailures{})
+	ctx, _ = e.requestContext(ctx)
 	ctx = graphql.StartOperationTrace(ctx)
 	opCtx, errs := e.exec.CreateOperationContext(ctx, &graphql.RawParams{Query: query, Variables: vars})
 	if errs != nil {
@@ -78,10 +76,16 @@ func (e *Executor) ExecuteInterpreted(ctx context.Context, query string, vars ma
 	return interpret(ctx, e.schema, opCtx)
 }
 
-func (e *Executor) execute(ctx context.Context, query string, vars map[string]any, compiled bool) (json.RawMessage, error) {
-	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities, nil))
+// requestContext returns ctx with the fresh dataloaders of one operation
+// and the record of its failures.
+func (e *Executor) requestContext(ctx context.Context) (context.Context, *requestFailures) {
 	failures := &requestFailures{}
-	ctx = withFailures(ctx, failures)
+	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities, nil))
+	return withFailures(ctx, failures), failures
+}
+
+func (e *Executor) execute(ctx context.Context, query string, vars map[string]any, compiled bool) (json.RawMessage, error) {
+	ctx, failures := e.requestContext(ctx)
 	defer failures.logPanic(ctx, e.opts.Logger)
 	if op := preparedOperations[query]; op != nil && compiled {
 		if data, ok := e.runCompiled(ctx, op, vars); ok {

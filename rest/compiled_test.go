@@ -57,25 +57,29 @@ func (d *differentialExecutor) Execute(ctx context.Context, query string, vars m
 	wg.Wait()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	switch {
-	case interpretedOK && err != nil:
-		d.differ = append(d.differ, fmt.Sprintf("%s with %v: interpreted, gqlgen's executor failed: %v", operationName(query), vars, err))
-	case interpretedOK && !bytes.Equal(interpreted, general):
-		d.differ = append(d.differ, fmt.Sprintf("%s with %v:\ninterpreted %s\ngqlgen      %s", operationName(query), vars, interpreted, general))
-	case !interpretedOK && err == nil:
-		d.declined = append(d.declined, fmt.Sprintf("%s with %v (interpreted)", operationName(query), vars))
-	}
-	switch {
-	case ok && err != nil:
-		d.differ = append(d.differ, fmt.Sprintf("%s with %v: compiled answered, gqlgen's executor failed: %v", operationName(query), vars, err))
-	case ok && !bytes.Equal(compiled, general):
-		d.differ = append(d.differ, fmt.Sprintf("%s with %v:\ncompiled %s\ngqlgen   %s", operationName(query), vars, compiled, general))
-	case ok:
+	name := operationName(query)
+	d.record(name, vars, "interpreted", interpreted, interpretedOK, general, err)
+	if d.record(name, vars, "compiled", compiled, ok, general, err) {
 		d.compared[query]++
-	case err == nil:
-		d.declined = append(d.declined, fmt.Sprintf("%s with %v", operationName(query), vars))
 	}
 	return general, err
+}
+
+// record records the comparison of one fast path's answer (data, or
+// !answered when it declined) with gqlgen's (general, err), and reports
+// whether the fast path answered alike. It runs with d.mu held.
+func (d *differentialExecutor) record(name string, vars map[string]any, path string, data json.RawMessage, answered bool, general json.RawMessage, err error) bool {
+	switch {
+	case answered && err != nil:
+		d.differ = append(d.differ, fmt.Sprintf("%s with %v: %s answered, gqlgen's executor failed: %v", name, vars, path, err))
+	case answered && !bytes.Equal(data, general):
+		d.differ = append(d.differ, fmt.Sprintf("%s with %v:\n%s %s\ngqlgen %s", name, vars, path, data, general))
+	case answered:
+		return true
+	case err == nil:
+		d.declined = append(d.declined, fmt.Sprintf("%s with %v (%s)", name, vars, path))
+	}
+	return false
 }
 
 // check fails t for every difference and decline recorded, and for every
