@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/stakegraph/stakegraph/election"
 	"github.com/stakegraph/stakegraph/indexer"
 	"github.com/stakegraph/stakegraph/store"
 )
@@ -42,9 +43,10 @@ var indexCommand = command{
 			if err != nil {
 				return err
 			}
+			elector := f.elector(c, db.DB)
 			if *metricsAddr != "" {
 				registry := prometheus.NewRegistry()
-				registry.MustRegister(ix.Metrics())
+				registry.MustRegister(append(elector.Collectors(), ix.Metrics())...)
 				ln, err := net.Listen("tcp", *metricsAddr)
 				if err != nil {
 					return fmt.Errorf("metrics listener: %w", err)
@@ -62,7 +64,7 @@ var indexCommand = command{
 				go indexer.ReportProgress(pctx, c.stderr, ix.Metrics(), time.Second)
 			}
 			c.logger.Info("indexing", "network", c.network.Name, "confirmations", f.confirmations)
-			return ix.Run(ctx)
+			return elector.Run(ctx, ix.Run)
 		}
 	},
 }
@@ -82,6 +84,7 @@ type indexFlags struct {
 	pollInterval  time.Duration
 	maxRange      uint64
 	maxResponse   uint64
+	leaderRetry   time.Duration
 }
 
 // registerIndexFlags adds the indexer's flags to fs. standalone is false for
@@ -111,7 +114,19 @@ func registerIndexFlags(fs *flag.FlagSet, c *cli, standalone bool) *indexFlags {
 	fs.Uint64Var(&f.maxRange, "max-range", 50000, "most `blocks` asked of eth_getLogs at once (the range adapts below it)")
 	fs.Uint64Var(&f.maxResponse, "rpc-max-response", env("STAKEGRAPH_RPC_MAX_RESPONSE", indexer.DefaultMaxResponse),
 		"largest JSON-RPC answer in `bytes` read from the node; a larger eth_getLogs answer is asked again for fewer blocks (env STAKEGRAPH_RPC_MAX_RESPONSE)")
+	fs.DurationVar(&f.leaderRetry, "leader-retry", election.DefaultRetryInterval,
+		"how often a process that waits while another indexes the database tries to take over (`duration`); one process indexes at a time")
 	return f
+}
+
+// elector returns the election of the one process that indexes the
+// database of db: the others wait, and one of them takes over within
+// --leader-retry when the indexing process stops, dies or loses its
+// connection.
+func (f *indexFlags) elector(c *cli, db *store.DB) *election.Elector {
+	return election.New(election.Config{
+		DB: db, Key: store.IndexerLockKey, Role: "indexer", RetryInterval: f.leaderRetry, Logger: c.logger,
+	})
 }
 
 // check validates the flags of an indexer that is to run.
@@ -121,6 +136,9 @@ func (f *indexFlags) check() error {
 	}
 	if f.maxRange == 0 {
 		return usagef("--max-range must be positive")
+	}
+	if f.leaderRetry <= 0 {
+		return usagef("--leader-retry must be positive")
 	}
 	if f.maxResponse == 0 || f.maxResponse > math.MaxInt64 {
 		return usagef("--rpc-max-response must be a positive number of bytes below 2^63")
@@ -176,10 +194,11 @@ func (f *indexFlags) build(ctx context.Context, c *cli, db *store.DB) (*indexer.
 }
 
 // startIndexer runs the indexer of `serve --index` beside the server,
-// reporting its metrics through registry. The returned function stops it
-// and waits for it. Without --index it does nothing. A fatal indexer error
-// (the node serves another chain) is logged; the API keeps serving what is
-// stored.
+// reporting its metrics and its leadership through registry: every
+// instance may run with --index, and one of them at a time indexes (see
+// indexFlags.elector). The returned function stops it and waits for it.
+// Without --index it does nothing. A fatal indexer error (the node serves
+// another chain) is logged; the API keeps serving what is stored.
 func startIndexer(ctx context.Context, c *cli, f *indexFlags, db *store.DB, registry *prometheus.Registry) (stop func(), err error) {
 	if !f.enabled {
 		return func() {}, nil
@@ -191,14 +210,17 @@ func startIndexer(ctx context.Context, c *cli, f *indexFlags, db *store.DB, regi
 	if err != nil {
 		return nil, err
 	}
-	if err := registry.Register(ix.Metrics()); err != nil {
-		return nil, fmt.Errorf("register indexer metrics: %w", err)
+	elector := f.elector(c, db)
+	for _, m := range append(elector.Collectors(), ix.Metrics()) {
+		if err := registry.Register(m); err != nil {
+			return nil, fmt.Errorf("register indexer metrics: %w", err)
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := ix.Run(ctx); err != nil {
+		if err := elector.Run(ctx, ix.Run); err != nil {
 			c.logger.Error("the indexer stopped; the API keeps serving the stored data", "err", err)
 		}
 	}()

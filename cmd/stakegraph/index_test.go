@@ -129,13 +129,10 @@ func TestIndexCommandFollowsASimulatedChain(t *testing.T) {
 	}
 }
 
-// TestServeIndexRunsTheIndexerInTheServer runs `serve --index` against a
-// simulated chain: the server answers, the index fills and the indexer's
-// metrics are on the admin listener.
-func TestServeIndexRunsTheIndexerInTheServer(t *testing.T) {
-	c := testchain.New(t)
-	c.Commit()
-	proxy := testchain.NewProxy(t, c.RPC())
+// contractsFile writes the --contracts file of c's deployment, without
+// strategies.
+func contractsFile(t *testing.T, c *testchain.Chain) string {
+	t.Helper()
 	contracts := c.Contracts()
 	file := filepath.Join(t.TempDir(), "contracts.json")
 	raw, err := json.Marshal(map[string]any{
@@ -152,6 +149,17 @@ func TestServeIndexRunsTheIndexerInTheServer(t *testing.T) {
 	if err := os.WriteFile(file, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return file
+}
+
+// TestServeIndexRunsTheIndexerInTheServer runs `serve --index` against a
+// simulated chain: the server answers, the index fills and the indexer's
+// metrics are on the admin listener.
+func TestServeIndexRunsTheIndexerInTheServer(t *testing.T) {
+	c := testchain.New(t)
+	c.Commit()
+	proxy := testchain.NewProxy(t, c.RPC())
+	file := contractsFile(t, c)
 	c.DelegationManager.Transact(t, "registerOperatorV2", common.HexToAddress("0x3333333333333333333333333333333333333333"), common.Address{})
 	c.Commit()
 	head := c.Head(t).Number.Uint64()
@@ -216,5 +224,101 @@ func TestServeIndexRunsTheIndexerInTheServer(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve --index did not stop when interrupted")
+	}
+}
+
+// TestServeIndexOnTwoInstancesElectsOneIndexer runs two `serve --index`
+// instances on one database: one indexes and says so on its /metrics, the
+// other stands by; when the indexing one stops, the other takes over and
+// follows the chain.
+func TestServeIndexOnTwoInstancesElectsOneIndexer(t *testing.T) {
+	c := testchain.New(t)
+	c.Commit()
+	proxy := testchain.NewProxy(t, c.RPC())
+	file := contractsFile(t, c)
+	c.DelegationManager.Transact(t, "registerOperatorV2", common.HexToAddress("0x3333333333333333333333333333333333333333"), common.Address{})
+	c.Commit()
+
+	url := storetest.NewURL(t)
+	db, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	type instance struct {
+		admin  string
+		cancel context.CancelFunc
+		done   chan int
+		stderr *lockedBuffer
+	}
+	start := func() *instance {
+		in := &instance{admin: fmt.Sprintf("127.0.0.1:%d", freePort(t)), done: make(chan int, 1), stderr: new(lockedBuffer)}
+		ctx, cancel := context.WithCancel(context.Background())
+		in.cancel = cancel
+		var stdout lockedBuffer
+		go func() {
+			in.done <- run(ctx, []string{"serve", "--network", "holesky", "--addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--admin-addr", in.admin,
+				"--index", "--rpc-url", proxy.URL, "--contracts", file, "--confirmations", "0", "--poll-interval", "50ms",
+				"--leader-retry", "50ms", "--no-metadata", "--prices", filepath.Join(t.TempDir(), "none.json")},
+				func(k string) string { return map[string]string{"DATABASE_URL": url}[k] }, &stdout, in.stderr)
+		}()
+		t.Cleanup(func() {
+			cancel()
+			select {
+			case <-in.done:
+			case <-time.After(30 * time.Second):
+				t.Error("serve --index did not stop when interrupted")
+			}
+		})
+		return in
+	}
+	leads := func(in *instance) bool {
+		resp, err := http.Get("http://" + in.admin + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(body), `stakegraph_leader{role="indexer"} 1`)
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting until %s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	cursorAt := func(block uint64) func() bool {
+		return func() bool {
+			cur, ok, err := db.Cursor(context.Background())
+			return err == nil && ok && cur.Block >= block
+		}
+	}
+
+	a, b := start(), start()
+	waitFor("the index reaches the head", cursorAt(c.Head(t).Number.Uint64()))
+	waitFor("one instance leads", func() bool { return leads(a) != leads(b) })
+	leader, standby := a, b
+	if leads(b) {
+		leader, standby = b, a
+	}
+	if !strings.Contains(standby.stderr.String(), "standing by") {
+		t.Errorf("the standby instance's log does not say it stands by:\n%s", standby.stderr.String())
+	}
+
+	leader.cancel()
+	if code := <-leader.done; code != exitOK {
+		t.Fatalf("the leader exited with %d:\n%s", code, leader.stderr.String())
+	}
+	leader.done <- exitOK // for the cleanup
+	waitFor("the standby instance leads", func() bool { return leads(standby) })
+	c.DelegationManager.Transact(t, "registerOperatorV2", common.HexToAddress("0x4444444444444444444444444444444444444444"), common.Address{})
+	c.Commit()
+	waitFor("the new leader indexes the new block", cursorAt(c.Head(t).Number.Uint64()))
+	if !strings.Contains(standby.stderr.String(), "elected leader") {
+		t.Errorf("the new leader's log does not say it was elected:\n%s", standby.stderr.String())
 	}
 }
