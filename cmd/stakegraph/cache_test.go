@@ -13,20 +13,28 @@ import (
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
+// emptyMainnetDB returns the URL of a new migrated database of the mainnet
+// network without data, and a handle on it that the test's cleanup closes.
+func emptyMainnetDB(t *testing.T) (string, *store.DB) {
+	t.Helper()
+	url := storetest.NewURL(t)
+	db, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.EnsureNetwork(context.Background(), "mainnet"); err != nil {
+		t.Fatal(err)
+	}
+	return url, db
+}
+
 // TestServeResponseCache checks how serve mounts the response cache: behind
 // the API-key check, on REST and GraphQL, with conditional requests, and
 // off with --response-cache=false.
 func TestServeResponseCache(t *testing.T) {
-	dbURL := storetest.NewURL(t)
+	dbURL, db := emptyMainnetDB(t)
 	ctx := context.Background()
-	db, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.EnsureNetwork(ctx, "mainnet"); err != nil {
-		t.Fatal(err)
-	}
 	key, err := db.CreateAPIKey(ctx, "cache-test", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -8,9 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/stakegraph/stakegraph/store"
-	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // exposedHeaders is the Access-Control-Expose-Headers of every response.
@@ -63,16 +60,8 @@ func varies(h http.Header, field string) bool {
 // API does: preflights without a key, headers a page may read on every
 // answer, HEAD and OPTIONS handled.
 func TestServeCORS(t *testing.T) {
-	dbURL := storetest.NewURL(t)
+	dbURL, db := emptyMainnetDB(t)
 	ctx := context.Background()
-	db, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.EnsureNetwork(ctx, "mainnet"); err != nil {
-		t.Fatal(err)
-	}
 	key, err := db.CreateAPIKey(ctx, "cors-test", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -179,16 +168,8 @@ func TestServeCORS(t *testing.T) {
 // answers apart by the media type negotiated from Accept, and says so
 // with Vary: Accept.
 func TestServeCacheByMediaType(t *testing.T) {
-	dbURL := storetest.NewURL(t)
+	dbURL, db := emptyMainnetDB(t)
 	ctx := context.Background()
-	db, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.EnsureNetwork(ctx, "mainnet"); err != nil {
-		t.Fatal(err)
-	}
 	key, err := db.CreateAPIKey(ctx, "vary-test", nil)
 	if err != nil {
 		t.Fatal(err)

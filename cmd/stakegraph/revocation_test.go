@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/stakegraph/stakegraph/apikey"
-	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
@@ -56,17 +55,9 @@ func graphqlStatusWithKey(t *testing.T, base, key string) int {
 // is refused by every request sent more than apikey.DefaultCheckInterval
 // (1 s) after `keys revoke` returned, on REST and GraphQL alike.
 func TestServeKeyChanges(t *testing.T) {
-	dbURL := storetest.NewURL(t)
+	dbURL, db := emptyMainnetDB(t)
 	env := map[string]string{"DATABASE_URL": dbURL}
 	ctx := context.Background()
-	db, err := store.Open(ctx, dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.EnsureNetwork(ctx, "mainnet"); err != nil {
-		t.Fatal(err)
-	}
 	old, err := db.CreateAPIKey(ctx, "old", nil)
 	if err != nil {
 		t.Fatal(err)
