@@ -34,6 +34,16 @@ postgres: ## Install PostgreSQL (apt-get) if its server programs are missing.
 	$$sudo apt-get update && \
 	DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends postgresql
 
+.PHONY: redis
+redis: ## Install Debian's redis-server (apt-get) for the shared rate-limit tests if it is missing.
+	@if command -v redis-server >/dev/null 2>&1; then \
+		exit 0; \
+	fi; \
+	echo "No redis-server found: installing Debian's redis-server package for the shared rate-limit tests."; \
+	sudo=; if [ "$$(id -u)" != 0 ]; then sudo=sudo; fi; \
+	$$sudo apt-get update && \
+	DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends redis-server
+
 .PHONY: chromium
 chromium: ## Install Debian's chromium (apt-get) for the browser tests if it is missing.
 	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
@@ -79,7 +89,7 @@ GOTESTSUM = $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-e
 RACE_FREE_PACKAGES := ./demo/demotest ./demo ./bench ./graph/execgen
 
 .PHONY: test
-test: postgres chromium vet fmt-check ## Vet, check formatting and run every test, all but demo and bench with the race detector.
+test: postgres chromium redis vet fmt-check ## Vet, check formatting and run every test, all but demo and bench with the race detector.
 	@dir=$$(mktemp -d); trap 'rm -rf "$$dir"' EXIT; start=$$(date +%s); \
 	race_free=$$($(GO) list $(RACE_FREE_PACKAGES)); \
 	packages=$$($(GO) list ./... | grep -vxF "$$race_free"); \

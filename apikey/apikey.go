@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/stakegraph/stakegraph/internal/derrors"
@@ -91,6 +92,10 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives check failures. Default slog.Default().
 	Logger *slog.Logger
+	// Shared, when set, enforces the rate limits across processes (Redis).
+	// While it fails, requests are limited in this process's memory, and
+	// SharedFallbacks counts them. Default: in memory only.
+	Shared SharedLimiter
 }
 
 // Authenticator checks API keys and applies per-key rate limits. It is safe
@@ -99,6 +104,13 @@ type Authenticator struct {
 	src     Source
 	opts    Options
 	limiter *limiter
+
+	// sharedMu guards the state of the shared limiter.
+	sharedMu sync.Mutex
+	// sharedDownUntil is when the shared limiter is tried again after a
+	// failure; zero while it works.
+	sharedDownUntil time.Time
+	sharedFallbacks atomic.Int64
 
 	mu        sync.Mutex
 	keys      map[[32]byte]store.APIKey // nil until the first successful load
@@ -170,7 +182,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		if key.RateLimitPerMinute != nil && *key.RateLimitPerMinute > 0 {
 			limit = *key.RateLimitPerMinute
 		}
-		d := a.limiter.allow(key.ID, limit, a.opts.Now())
+		d := a.allow(r.Context(), key.ID, limit)
 		h := w.Header()
 		h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
 		h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
@@ -182,6 +194,57 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(NewContext(r.Context(), key)))
 	})
+}
+
+// allow decides on one request of the key with the given id and limit per
+// minute: by the shared limiter when there is one and it works, else in
+// this process's memory.
+func (a *Authenticator) allow(ctx context.Context, id int64, limit int) Decision {
+	now := a.opts.Now()
+	if a.opts.Shared == nil {
+		return a.limiter.allow(id, limit, now)
+	}
+	a.sharedMu.Lock()
+	down := now.Before(a.sharedDownUntil)
+	a.sharedMu.Unlock()
+	if !down {
+		d, err := a.opts.Shared.Allow(ctx, id, limit)
+		a.sharedMu.Lock()
+		wasDown := !a.sharedDownUntil.IsZero()
+		if err == nil {
+			a.sharedDownUntil = time.Time{}
+		} else if ctx.Err() == nil {
+			a.sharedDownUntil = now.Add(sharedRetryInterval)
+		}
+		a.sharedMu.Unlock()
+		switch {
+		case err == nil:
+			if wasDown {
+				a.opts.Logger.Info("the shared rate limiter works again; limits hold across instances")
+			}
+			return d
+		case !wasDown && ctx.Err() == nil:
+			a.opts.Logger.Warn("the shared rate limiter failed; limiting in this process's memory until it works again",
+				"err", err, "retry", sharedRetryInterval)
+		}
+	}
+	a.sharedFallbacks.Add(1)
+	return a.limiter.allow(id, limit, now)
+}
+
+// SharedFallbacks returns how many requests were rate-limited in this
+// process's memory because the shared limiter failed.
+func (a *Authenticator) SharedFallbacks() int64 { return a.sharedFallbacks.Load() }
+
+// SharedLimiterUp reports whether the shared limiter worked at its last
+// use; false without one.
+func (a *Authenticator) SharedLimiterUp() bool {
+	if a.opts.Shared == nil {
+		return false
+	}
+	a.sharedMu.Lock()
+	defer a.sharedMu.Unlock()
+	return a.sharedDownUntil.IsZero()
 }
 
 // Authenticate returns the active key whose value is token. A malformed,

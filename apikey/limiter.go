@@ -20,8 +20,8 @@ type limiter struct {
 
 func newLimiter() *limiter { return &limiter{tat: make(map[int64]time.Time)} }
 
-// decision is the outcome of one request against a key's limit.
-type decision struct {
+// Decision is the outcome of one request against a key's limit.
+type Decision struct {
 	Allowed   bool
 	Limit     int           // requests per minute
 	Remaining int           // requests that could be made right now
@@ -33,7 +33,7 @@ type decision struct {
 
 // allow records one request of the key with the given id and limit per
 // minute at time now, unless the key is over its limit.
-func (l *limiter) allow(id int64, limit int, now time.Time) decision {
+func (l *limiter) allow(id int64, limit int, now time.Time) Decision {
 	if limit < 1 {
 		limit = 1
 	}
@@ -48,7 +48,7 @@ func (l *limiter) allow(id int64, limit int, now time.Time) decision {
 	newTAT := tat.Add(interval)
 	// The bucket holds at most one window's worth of requests.
 	if over := newTAT.Sub(now) - window; over > 0 {
-		return decision{
+		return Decision{
 			Limit:      limit,
 			Remaining:  0,
 			Reset:      tat.Sub(now),
@@ -56,7 +56,7 @@ func (l *limiter) allow(id int64, limit int, now time.Time) decision {
 		}
 	}
 	l.tat[id] = newTAT
-	return decision{
+	return Decision{
 		Allowed:   true,
 		Limit:     limit,
 		Remaining: int((window - newTAT.Sub(now)) / interval),

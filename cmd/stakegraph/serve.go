@@ -50,6 +50,8 @@ var serveCommand = command{
 			"largest complexity of a GraphQL operation: about the values it can return, lists counted at their page size, introspection included (env STAKEGRAPH_GRAPHQL_COMPLEXITY_LIMIT)")
 		gql.statements = intFlag(fs, c, &limitErrs, "graphql-statement-limit", "STAKEGRAPH_GRAPHQL_STATEMENT_LIMIT", graph.DefaultStatementLimit,
 			"most database reads one GraphQL request may make before it is stopped (env STAKEGRAPH_GRAPHQL_STATEMENT_LIMIT)")
+		redisURL := fs.String("redis-url", c.getenv("STAKEGRAPH_REDIS_URL"),
+			"Redis `URL` (redis://, rediss:// or unix://) holding the API keys' rate limits, so that every instance enforces one limit per key; while Redis cannot be reached each instance limits in its own memory (env STAKEGRAPH_REDIS_URL)")
 		index := registerIndexFlags(fs, c, false)
 		return func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -67,6 +69,15 @@ var serveCommand = command{
 				return usagef("--db-conns-per-request must not be negative")
 			case *gql.body <= 0 || *gql.fields <= 0 || *gql.complexity <= 0 || *gql.statements <= 0:
 				return usagef("--graphql-body-limit, --graphql-field-limit, --graphql-complexity-limit and --graphql-statement-limit must be positive")
+			}
+			var shared apikey.SharedLimiter
+			if *redisURL != "" {
+				client, err := apikey.NewRedisClient(*redisURL)
+				if err != nil {
+					return usagef("--redis-url: %v", err)
+				}
+				defer client.Close()
+				shared = apikey.NewRedisLimiter(client)
 			}
 			if c.getenv("GOMEMLIMIT") == "" {
 				debug.SetMemoryLimit(serveMemoryLimit)
@@ -104,7 +115,7 @@ var serveCommand = command{
 					RequestTimeout:  orNegative(*requestTimeout),
 					ConnsPerRequest: orNegative(*connsPerRequest),
 				},
-				server.Deps{DB: pools.api, Registry: registry, Mounts: apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, entities: *entities}, gql)},
+				server.Deps{DB: pools.api, Registry: registry, Mounts: apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, entities: *entities}, gql, shared)},
 			)
 			return srv.Run(ctx)
 		}
@@ -234,9 +245,26 @@ type graphLimits struct {
 	body, fields, complexity, statements *int
 }
 
-func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometheus.Registry, caches cacheOptions, limits graphLimits) []func(chi.Router) {
+func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometheus.Registry, caches cacheOptions, limits graphLimits, shared apikey.SharedLimiter) []func(chi.Router) {
 	db := pools.api
-	auth := apikey.New(db, apikey.Options{Logger: c.logger})
+	auth := apikey.New(db, apikey.Options{Logger: c.logger, Shared: shared})
+	if shared != nil {
+		registry.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "stakegraph_rate_limit_shared_up",
+				Help: "1 while the shared rate limiter (Redis) works, else 0: the keys' limits are then enforced by each instance on its own.",
+			}, func() float64 {
+				if auth.SharedLimiterUp() {
+					return 1
+				}
+				return 0
+			}),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "stakegraph_rate_limit_fallbacks_total",
+				Help: "Requests rate-limited in this instance's memory because the shared rate limiter (Redis) could not be reached.",
+			}, func() float64 { return float64(auth.SharedFallbacks()) }),
+		)
+	}
 	// SQL statements sent by this process, for statements-per-request
 	// figures (bench/).
 	registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
