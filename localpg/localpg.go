@@ -70,6 +70,13 @@ type Options struct {
 	// BinDir is the directory of the PostgreSQL programs; empty means
 	// search PATH and the usual installation places.
 	BinDir string
+	// ReplicaOf, when set, makes a new cluster a streaming replica (a hot
+	// standby, read-only) of the server at this connection URL: its data
+	// directory is copied with pg_basebackup -R instead of made by initdb.
+	// The primary must accept replication connections from this machine
+	// (initdb's trust setup does, locally). It has no effect on a cluster
+	// that exists.
+	ReplicaOf string
 	// Logger receives progress messages; nil discards them.
 	Logger *slog.Logger
 }
@@ -233,7 +240,12 @@ func (c *Cluster) startLocked(ctx context.Context, opts Options) error {
 	if socket := filepath.Join(c.socketDir, fmt.Sprintf(".s.PGSQL.%d", c.port)); len(socket) > 103 {
 		return fmt.Errorf("localpg: the unix socket path %s is too long; use a shorter cluster directory", socket)
 	}
-	if !initialized {
+	if !initialized && opts.ReplicaOf != "" {
+		c.logger.Info("copying the primary for a local PostgreSQL replica", "dir", c.dir, "version", bins.version)
+		if out, err := c.run(ctx, bins.path("pg_basebackup"), "-D", c.dataDir, "-R", "-X", "stream", "-c", "fast", "-d", opts.ReplicaOf); err != nil {
+			return fmt.Errorf("localpg: pg_basebackup failed: %s", lastLines(out, err))
+		}
+	} else if !initialized {
 		c.logger.Info("creating local PostgreSQL cluster", "dir", c.dir, "version", bins.version)
 		args := []string{"-D", c.dataDir, "-U", Superuser, "-A", "trust", "-E", "UTF8", "--locale=C"}
 		if opts.Fast {

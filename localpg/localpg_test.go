@@ -262,3 +262,51 @@ func TestStopDirNotRunning(t *testing.T) {
 		t.Fatalf("StopDir on a missing cluster = %v, %v; want false, nil", stopped, err)
 	}
 }
+
+func TestReplica(t *testing.T) {
+	ctx := context.Background()
+	primary, err := Start(ctx, Options{Dir: clusterDir(t), Port: freePort(t), Fast: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer primary.Stop(ctx)
+	db, err := sql.Open("postgres", primary.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE t (n int); INSERT INTO t VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+
+	replica, err := Start(ctx, Options{Dir: clusterDir(t), Port: freePort(t), Fast: true, ReplicaOf: primary.URL("postgres")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replica.Stop(ctx)
+	if got := query(t, replica.URL("postgres"), `SELECT pg_is_in_recovery()::text`); got != "true" {
+		t.Errorf("the replica is in recovery: %s", got)
+	}
+	if got := query(t, replica.URL("postgres"), `SELECT sum(n)::text FROM t`); got != "1" {
+		t.Errorf("the copied table sums to %s", got)
+	}
+	// It streams what the primary writes after the copy.
+	if _, err := db.Exec(`INSERT INTO t VALUES (2)`); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for query(t, replica.URL("postgres"), `SELECT sum(n)::text FROM t`) != "3" {
+		if time.Now().After(deadline) {
+			t.Fatal("the replica never saw the primary's insert")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rdb, err := sql.Open("postgres", replica.URL("postgres"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	if _, err := rdb.Exec(`INSERT INTO t VALUES (4)`); err == nil || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("a write on the replica: %v; want a read-only transaction error", err)
+	}
+}
