@@ -99,6 +99,13 @@ type Options struct {
 	// header as sent stands for the media type: as safe, but requests that
 	// spell the same choice differently do not share entries.
 	GraphQLMediaType func(r *http.Request) string
+	// RequestVersion, when set, returns the data version of the database
+	// that will serve r (one of several read replicas, say), and false
+	// when it is not known. A request whose version is not the cache's
+	// passes through uncached (X-Cache: BYPASS): its answer may belong to
+	// another version. When nil, every request is served from the
+	// database whose version the cache polls.
+	RequestVersion func(r *http.Request) (int64, bool)
 	// Registerer, when set, receives the cache's Prometheus metrics.
 	Registerer prometheus.Registerer
 	// Logger receives version changes and poll failures; slog.Default()
@@ -420,6 +427,10 @@ func (c *Cache) GraphQLMiddleware(next http.Handler) http.Handler {
 // negotiated from the Accept header.
 func (c *Cache) handle(w http.ResponseWriter, r *http.Request, key string, body []byte, varyAccept bool, next http.Handler, cacheable func(*recorder) bool) {
 	version, known := c.current()
+	if known && c.opts.RequestVersion != nil {
+		v, ok := c.opts.RequestVersion(r)
+		known = ok && v == version
+	}
 	if !known {
 		c.metrics.requests.WithLabelValues("bypass").Inc()
 		w.Header().Set("X-Cache", "BYPASS")
@@ -747,7 +758,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "stakegraph_http_cache_requests_total",
-			Help: "Requests seen by the response cache, by result: hit, miss or bypass (data version unknown).",
+			Help: "Requests seen by the response cache, by result: hit, miss or bypass (data version unknown, or not that of the database serving the request).",
 		}, []string{"result"}),
 		evictions: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "stakegraph_http_cache_evictions_total",

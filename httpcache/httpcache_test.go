@@ -828,3 +828,29 @@ func TestFlightOutlivesItsStarter(t *testing.T) {
 		})
 	}
 }
+
+func TestRequestOfAnotherVersionBypasses(t *testing.T) {
+	src := &versions{version: 7}
+	next := &countingHandler{}
+	// The request header names the version of the database serving it,
+	// as a read replica's would be.
+	h := newTestCache(t, src, Options{RequestVersion: func(r *http.Request) (int64, bool) {
+		v, err := strconv.ParseInt(r.Header.Get("Version"), 10, 64)
+		return v, err == nil
+	}}).Middleware(next)
+
+	for i, tc := range []struct{ version, xcache string }{
+		{"7", "MISS"}, {"7", "HIT"}, // the cache's version
+		{"6", "BYPASS"}, {"6", "BYPASS"}, // a replica that lags
+		{"", "BYPASS"}, // a version not known
+		{"7", "HIT"},
+	} {
+		r := do(t, h, http.MethodGet, "/avs", "Version", tc.version)
+		if r.status != http.StatusOK || r.header.Get("X-Cache") != tc.xcache {
+			t.Errorf("request %d at version %q: %d, X-Cache %q; want %s", i+1, tc.version, r.status, r.header.Get("X-Cache"), tc.xcache)
+		}
+	}
+	if got := next.calls.Load(); got != 4 {
+		t.Errorf("handler ran %d times; want 4 (one miss, three bypasses)", got)
+	}
+}
