@@ -59,6 +59,18 @@ type entityValue[V any] struct {
 
 func (t *entityTable[V]) clear() { clear(t.values) }
 
+// forVersion returns c when its entries are those of data version v (known
+// false: unknown), and nil, which caches nothing, otherwise.
+func (c *EntityCache) forVersion(v int64, known bool) *EntityCache {
+	if c == nil || !known {
+		return nil
+	}
+	if at, ok := c.version(); !ok || at != v {
+		return nil
+	}
+	return c
+}
+
 // DefaultEntityCacheEntries bounds an EntityCache when NewEntityCache is
 // given no bound: far more than the AVS, operators, strategies and their
 // relations of mainnet (a few thousand records each), and a few tens of

@@ -80,7 +80,8 @@ func (e *Executor) ExecuteInterpreted(ctx context.Context, query string, vars ma
 // and the record of its failures.
 func (e *Executor) requestContext(ctx context.Context) (context.Context, *requestFailures) {
 	failures := &requestFailures{}
-	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities, nil))
+	db, entities := e.opts.reads(ctx, e.db)
+	ctx = withLoaders(ctx, newLoaders(db, e.opts.Now(), e.opts.BatchWait, entities, nil))
 	return withFailures(ctx, failures), failures
 }
 

@@ -87,6 +87,13 @@ type Options struct {
 	// requests (see EntityCache). Give the handler and the executor of a
 	// server the same one.
 	Entities *EntityCache
+	// ReadDB, when set, returns the database that serves the reads of the
+	// request of ctx (a read replica, say) and the data version read from
+	// it (false when unknown); nil means the database the handler or
+	// executor was made with. Entities is used only by requests whose
+	// version is the entity cache's, so that records read from a replica
+	// that lags are never kept as the newer version's.
+	ReadDB func(ctx context.Context) (db *store.DB, version int64, known bool)
 	// Authenticate, when set, wraps the GraphQL endpoint (for example with
 	// the API-key middleware). The playground page is served without it,
 	// so that a browser can load it and the user can enter a key in it.
@@ -102,6 +109,16 @@ const (
 	DefaultStatementLimit      = 200
 	DefaultComplexityLimit     = 300000
 )
+
+// reads returns the database that serves the reads of ctx's request, fallback
+// unless ReadDB says otherwise, and the entity cache it may use (nil: none).
+func (o Options) reads(ctx context.Context, fallback *store.DB) (*store.DB, *EntityCache) {
+	if o.ReadDB == nil {
+		return fallback, o.Entities
+	}
+	db, v, known := o.ReadDB(ctx)
+	return db, o.Entities.forVersion(v, known)
+}
 
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {

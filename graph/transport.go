@@ -82,7 +82,8 @@ func (e *endpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	budget := newStatementBudget(e.opts.StatementLimit, stop)
 	failures := &requestFailures{}
 	ctx = withFailures(ctx, failures)
-	ctx = withLoaders(ctx, newLoaders(e.db, e.opts.Now(), e.opts.BatchWait, e.opts.Entities, budget))
+	db, entities := e.opts.reads(ctx, e.db)
+	ctx = withLoaders(ctx, newLoaders(db, e.opts.Now(), e.opts.BatchWait, entities, budget))
 	ctx = graphql.StartOperationTrace(ctx)
 	defer func() {
 		if p := recover(); p != nil {
