@@ -86,6 +86,10 @@ type Config struct {
 type Deps struct {
 	// DB answers /readyz.
 	DB *store.DB
+	// Databases, when set, answers /readyz instead of DB: whether reads
+	// can be served and the state of each database ("ok" or
+	// "unreachable"), which /readyz lists.
+	Databases func() (ready bool, states map[string]string)
 	// Registry collects the Prometheus metrics served on the admin
 	// listener; nil means a new registry. Packages that record metrics of
 	// their own register them on it.
@@ -102,13 +106,15 @@ type Deps struct {
 
 // Server is the pair of HTTP listeners of `stakegraph serve`.
 type Server struct {
-	cfg      Config
-	logger   *slog.Logger
-	db       *store.DB
-	registry *prometheus.Registry
-	handler  http.Handler
-	admin    http.Handler
-	draining atomic.Bool
+	cfg    Config
+	logger *slog.Logger
+	db     *store.DB
+	// databases is Deps.Databases.
+	databases func() (bool, map[string]string)
+	registry  *prometheus.Registry
+	handler   http.Handler
+	admin     http.Handler
+	draining  atomic.Bool
 }
 
 // New builds the server's routers. It panics when deps.DB is nil or a
@@ -137,7 +143,7 @@ func New(cfg Config, deps Deps) *Server {
 	if registry == nil {
 		registry = prometheus.NewRegistry()
 	}
-	s := &Server{cfg: cfg, logger: logger, db: deps.DB, registry: registry}
+	s := &Server{cfg: cfg, logger: logger, db: deps.DB, databases: deps.Databases, registry: registry}
 	metrics := newHTTPMetrics(registry)
 
 	r := chi.NewRouter()
@@ -183,6 +189,15 @@ func (s *Server) probes(r chi.Router) {
 	r.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if s.draining.Load() {
 			respond.JSON(w, r, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "shutting down"})
+			return
+		}
+		if s.databases != nil {
+			ready, states := s.databases()
+			status, code := "ok", http.StatusOK
+			if !ready {
+				status, code = "unavailable", http.StatusServiceUnavailable
+			}
+			respond.JSON(w, r, code, map[string]any{"status": status, "databases": states})
 			return
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)

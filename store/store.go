@@ -144,6 +144,12 @@ func (db *DB) NewPool(ctx context.Context, cfg PoolConfig) (*DB, error) {
 	return open(ctx, db.url, cfg, db.statements)
 }
 
+// NewPoolOn opens a pool of cfg's size on the database at url, a read
+// replica of db's, say, whose statements count with db's (StatementCount).
+func (db *DB) NewPoolOn(ctx context.Context, url string, cfg PoolConfig) (*DB, error) {
+	return open(ctx, url, cfg, db.statements)
+}
+
 // Migrations returns the embedded migration files (goose SQL files named
 // NNNNN_name.sql), for tools that key caches on their content.
 func Migrations() fs.FS { return mustSub(migrations, "migrations") }

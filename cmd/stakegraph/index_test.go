@@ -74,18 +74,7 @@ func TestIndexCommandFollowsASimulatedChain(t *testing.T) {
 	// Mine while it runs: it must follow, one confirmation behind.
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for !ok() {
-			select {
-			case code := <-done:
-				t.Fatalf("index exited with %d while waiting for %s:\n%s", code, what, stderr.String())
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s:\n%s", what, stderr.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		waitWhileRunning(t, "index", done, &stderr, what, ok)
 	}
 	cursorAt := func(block uint64) func() bool {
 		return func() bool {
@@ -126,6 +115,25 @@ func TestIndexCommandFollowsASimulatedChain(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("index did not stop when interrupted")
+	}
+}
+
+// waitWhileRunning waits until ok holds, failing the test after a minute
+// or when the command named name, whose exit code done delivers, ends
+// first; the failure shows the command's stderr.
+func waitWhileRunning(t *testing.T, name string, done <-chan int, stderr *lockedBuffer, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !ok() {
+		select {
+		case code := <-done:
+			t.Fatalf("%s exited with %d while waiting until %s:\n%s", name, code, what, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s:\n%s", what, stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -17,6 +18,7 @@ import (
 	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/httpcache"
 	"github.com/stakegraph/stakegraph/internal/version"
+	"github.com/stakegraph/stakegraph/replicas"
 	"github.com/stakegraph/stakegraph/rest"
 	"github.com/stakegraph/stakegraph/server"
 	"github.com/stakegraph/stakegraph/store"
@@ -50,6 +52,16 @@ var serveCommand = command{
 			"largest complexity of a GraphQL operation: about the values it can return, lists counted at their page size, introspection included (env STAKEGRAPH_GRAPHQL_COMPLEXITY_LIMIT)")
 		gql.statements = intFlag(fs, c, &limitErrs, "graphql-statement-limit", "STAKEGRAPH_GRAPHQL_STATEMENT_LIMIT", graph.DefaultStatementLimit,
 			"most database reads one GraphQL request may make before it is stopped (env STAKEGRAPH_GRAPHQL_STATEMENT_LIMIT)")
+		var replicaURLs urlList
+		if v := c.getenv("STAKEGRAPH_REPLICA_URLS"); v != "" {
+			for _, u := range strings.Split(v, ",") {
+				if u = strings.TrimSpace(u); u != "" {
+					replicaURLs = append(replicaURLs, u)
+				}
+			}
+		}
+		fs.Var(&replicaURLs, "replica-url",
+			"PostgreSQL read replica `URL` (repeatable): the API reads from the healthy replicas, and from the primary (the database URL) when none is; keys and the indexer use the primary (env STAKEGRAPH_REPLICA_URLS, comma-separated)")
 		redisURL := fs.String("redis-url", c.getenv("STAKEGRAPH_REDIS_URL"),
 			"Redis `URL` (redis://, rediss:// or unix://) holding the API keys' rate limits, so that every instance enforces one limit per key; while Redis cannot be reached each instance limits in its own memory (env STAKEGRAPH_REDIS_URL)")
 		index := registerIndexFlags(fs, c, false)
@@ -90,11 +102,17 @@ var serveCommand = command{
 			}
 			// The local cluster, when used, lives as long as the server.
 			defer db.Close()
-			pools, err := openServePools(ctx, db.DB, *statementTimeout, *cache || *entities)
+			pools, err := openServePools(ctx, db.DB, *statementTimeout, *cache || *entities, replicaURLs)
 			if err != nil {
 				return err
 			}
 			defer pools.Close()
+			var router *replicas.Router
+			if len(pools.replicas) > 0 {
+				router = replicas.New(replicas.Database{DB: pools.api, Poll: pools.versions}, pools.replicas, 0, c.logger)
+				router.Poll(ctx)
+				go router.Run(ctx)
+			}
 			registry := prometheus.NewRegistry()
 			stopIndexer, err := startIndexer(ctx, c, index, db.DB, registry)
 			if err != nil {
@@ -115,11 +133,35 @@ var serveCommand = command{
 					RequestTimeout:  orNegative(*requestTimeout),
 					ConnsPerRequest: orNegative(*connsPerRequest),
 				},
-				server.Deps{DB: pools.api, Registry: registry, Mounts: apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, entities: *entities}, gql, shared)},
+				serveDeps(pools, registry, router, apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, entities: *entities}, gql, shared, router)),
 			)
 			return srv.Run(ctx)
 		}
 	},
+}
+
+// serveDeps returns the server's dependencies: with read replicas, /readyz
+// reports every database and the metrics include theirs.
+func serveDeps(pools *servePools, registry *prometheus.Registry, router *replicas.Router, mounts []func(chi.Router)) server.Deps {
+	deps := server.Deps{DB: pools.api, Registry: registry, Mounts: mounts}
+	if router != nil {
+		deps.Databases = router.Readiness
+		registry.MustRegister(router.Collectors()...)
+	}
+	return deps
+}
+
+// urlList is a repeatable flag of URLs.
+type urlList []string
+
+func (l *urlList) String() string { return strings.Join(*l, ",") }
+
+func (l *urlList) Set(v string) error {
+	if v == "" {
+		return errors.New("empty URL")
+	}
+	*l = append(*l, v)
+	return nil
 }
 
 // defaultStatementTimeout is serve's --statement-timeout: half the
@@ -134,28 +176,47 @@ type servePools struct {
 	// timeout.
 	api *store.DB
 	// versions is the data-version poller's one connection (nil without
-	// caches): with a connection of its own, the poll never waits behind
-	// requests that hold every connection of api, and a commit still
-	// reaches the caches within a second when the server is saturated.
+	// caches or replicas): with a connection of its own, the poll never
+	// waits behind requests that hold every connection of api, and a
+	// commit still reaches the caches within a second when the server is
+	// saturated.
 	versions *store.DB
+	// replicas are the read replicas' pools, each with a connection for
+	// polls of its own.
+	replicas []replicas.Database
 }
 
-// openServePools opens the pools of the API on the database of db, with
-// PostgreSQL's statement_timeout set to statementTimeout on every
-// connection (none when zero).
-func openServePools(ctx context.Context, db *store.DB, statementTimeout time.Duration, caches bool) (*servePools, error) {
+// openServePools opens the pools of the API on the database of db and on
+// each read replica at replicaURLs, with PostgreSQL's statement_timeout set
+// to statementTimeout on every connection (none when zero). A replica that
+// cannot be reached at start is an error: its URL is probably wrong.
+func openServePools(ctx context.Context, db *store.DB, statementTimeout time.Duration, caches bool, replicaURLs []string) (p *servePools, err error) {
 	cfg := store.DefaultPool
 	cfg.StatementTimeout = statementTimeout
-	api, err := db.NewPool(ctx, cfg)
-	if err != nil {
+	pollCfg := cfg
+	pollCfg.MaxOpenConns, pollCfg.MaxIdleConns = 1, 1
+	p = &servePools{}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	if p.api, err = db.NewPool(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("the API's database pool: %w", err)
 	}
-	p := &servePools{api: api}
-	if caches {
-		cfg.MaxOpenConns, cfg.MaxIdleConns = 1, 1
-		if p.versions, err = db.NewPool(ctx, cfg); err != nil {
-			api.Close()
+	if caches || len(replicaURLs) > 0 {
+		if p.versions, err = db.NewPool(ctx, pollCfg); err != nil {
 			return nil, fmt.Errorf("the data-version poller's database connection: %w", err)
+		}
+	}
+	for i, url := range replicaURLs {
+		var r replicas.Database
+		if r.DB, err = db.NewPoolOn(ctx, url, cfg); err != nil {
+			return nil, fmt.Errorf("read replica %d: %w", i+1, redactURLError(err, url))
+		}
+		p.replicas = append(p.replicas, r)
+		if p.replicas[i].Poll, err = db.NewPoolOn(ctx, url, pollCfg); err != nil {
+			return nil, fmt.Errorf("read replica %d: %w", i+1, redactURLError(err, url))
 		}
 	}
 	return p, nil
@@ -163,10 +224,20 @@ func openServePools(ctx context.Context, db *store.DB, statementTimeout time.Dur
 
 // Close closes the pools.
 func (p *servePools) Close() {
-	p.api.Close()
-	if p.versions != nil {
-		p.versions.Close()
+	for _, db := range append([]*store.DB{p.api, p.versions}, databases(p.replicas)...) {
+		if db != nil {
+			db.Close()
+		}
 	}
+}
+
+// databases returns the handles of rs.
+func databases(rs []replicas.Database) []*store.DB {
+	var out []*store.DB
+	for _, r := range rs {
+		out = append(out, r.DB, r.Poll)
+	}
+	return out
 }
 
 // orNegative returns v, or -1 for zero: the flags' "no limit", which
@@ -245,7 +316,7 @@ type graphLimits struct {
 	body, fields, complexity, statements *int
 }
 
-func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometheus.Registry, caches cacheOptions, limits graphLimits, shared apikey.SharedLimiter) []func(chi.Router) {
+func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometheus.Registry, caches cacheOptions, limits graphLimits, shared apikey.SharedLimiter, router *replicas.Router) []func(chi.Router) {
 	db := pools.api
 	auth := apikey.New(db, apikey.Options{Logger: c.logger, Shared: shared})
 	if shared != nil {
@@ -271,19 +342,44 @@ func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometh
 		Name: "stakegraph_sql_statements_total",
 		Help: "SQL statements sent to PostgreSQL by this process.",
 	}, func() float64 { return float64(db.StatementCount()) }))
-	restAuth, gqlAuth := auth.Middleware, auth.Middleware
+	// With read replicas each request gets its database after the key
+	// check (which reads the primary) and before the cache, which keys on
+	// that database's data version.
+	route := func(h http.Handler) http.Handler { return h }
 	var opts graph.Options
+	var versions httpcache.VersionSource = pools.versions
+	var requestVersion func(*http.Request) (int64, bool)
+	if router != nil {
+		route = router.Middleware
+		versions = router
+		requestVersion = func(r *http.Request) (int64, bool) {
+			if t, ok := replicas.FromContext(r.Context()); ok {
+				return t.Version()
+			}
+			return 0, false
+		}
+		opts.ReadDB = func(ctx context.Context) (*store.DB, int64, bool) {
+			if t, ok := replicas.FromContext(ctx); ok {
+				v, known := t.Version()
+				return t.DB, v, known
+			}
+			return db, 0, false
+		}
+	}
+	restAuth := func(h http.Handler) http.Handler { return auth.Middleware(route(h)) }
+	gqlAuth := restAuth
 	if caches.responses || caches.entities {
-		cache := httpcache.New(pools.versions, httpcache.Options{
+		cache := httpcache.New(versions, httpcache.Options{
 			Logger: c.logger, Registerer: registry,
 			// GraphQL responses are kept apart by the media type /graphql
 			// chooses from the Accept header.
 			GraphQLMediaType: graph.ResponseMediaType,
+			RequestVersion:   requestVersion,
 		})
 		go cache.Run(ctx)
 		if caches.responses {
-			restAuth = func(h http.Handler) http.Handler { return auth.Middleware(cache.Middleware(h)) }
-			gqlAuth = func(h http.Handler) http.Handler { return auth.Middleware(cache.GraphQLMiddleware(h)) }
+			restAuth = func(h http.Handler) http.Handler { return auth.Middleware(route(cache.Middleware(h))) }
+			gqlAuth = func(h http.Handler) http.Handler { return auth.Middleware(route(cache.GraphQLMiddleware(h))) }
 		}
 		if caches.entities {
 			opts.Entities = graph.NewEntityCache(cache.Version, 0)

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/stakegraph/stakegraph/indexer/testchain"
+	"github.com/stakegraph/stakegraph/localpg"
+	"github.com/stakegraph/stakegraph/store"
+)
+
+// localCluster starts a PostgreSQL cluster of the test's own on a free port,
+// a streaming replica of primaryURL when it is set, and stops it when the
+// test ends.
+func localCluster(t *testing.T, replicaOf string) (*localpg.Cluster, localpg.Options) {
+	t.Helper()
+	// The postgres OS user must reach the directory (t.TempDir is 0700).
+	base, err := os.MkdirTemp("", "stakegraph-replica-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	opts := localpg.Options{Dir: filepath.Join(base, "pg"), Port: freePort(t), Fast: true, ReplicaOf: replicaOf}
+	cluster, err := localpg.Start(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := localpg.StopDir(ctx, opts.Dir, nil); err != nil {
+			t.Errorf("stop %s: %v", opts.Dir, err)
+		}
+		os.RemoveAll(base)
+	})
+	return cluster, opts
+}
+
+// TestServeReadsFromReplicas runs `serve --index --replica-url` on a
+// primary and its streaming replica: the indexer writes to the primary, the
+// API reads from the replica (what it answers follows the replica's
+// replay, and the cache with it), and when the replica stops, reads move
+// to the primary, and back when it returns.
+func TestServeReadsFromReplicas(t *testing.T) {
+	ctx := context.Background()
+	primary, _ := localCluster(t, "")
+	if err := primary.EnsureDatabase(ctx, "stakegraph"); err != nil {
+		t.Fatal(err)
+	}
+	primaryURL := primary.URL("stakegraph")
+	db, err := store.Open(ctx, primaryURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.EnsureNetwork(ctx, "holesky"); err != nil {
+		t.Fatal(err)
+	}
+	key, err := db.CreateAPIKey(ctx, "replica-test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica, replicaOpts := localCluster(t, primary.URL("postgres"))
+	replicaURL := replica.URL("stakegraph")
+	replicaSQL, err := sql.Open("postgres", replicaURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replicaSQL.Close()
+
+	c := testchain.New(t)
+	c.Commit()
+	proxy := testchain.NewProxy(t, c.RPC())
+	file := contractsFile(t, c)
+	first, second := common.HexToAddress("0x5555555555555555555555555555555555555555"), common.HexToAddress("0x6666666666666666666666666666666666666666")
+	c.DelegationManager.Transact(t, "registerOperatorV2", first, common.Address{})
+	c.Commit()
+
+	addr, admin := fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	runCtx, cancel := context.WithCancel(ctx)
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(runCtx, []string{"serve", "--network", "holesky", "--addr", addr, "--admin-addr", admin,
+			"--replica-url", replicaURL,
+			"--index", "--rpc-url", proxy.URL, "--contracts", file, "--confirmations", "0", "--poll-interval", "50ms",
+			"--no-metadata", "--prices", filepath.Join(t.TempDir(), "none.json")},
+			func(k string) string {
+				return map[string]string{"DATABASE_URL": primaryURL, "STAKEGRAPH_LOG_LEVEL": "warn"}[k]
+			}, &stdout, &stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	base := "http://" + addr
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		waitWhileRunning(t, "serve", done, &stderr, what, ok)
+	}
+	lists := func(operator common.Address) func() bool {
+		return func() bool {
+			code, body := statusWithKey(t, base, "/operators", key)
+			return code == http.StatusOK && strings.Contains(body, strings.ToLower(operator.Hex()))
+		}
+	}
+	readsBy := func(database string) int {
+		res, err := http.Get("http://" + admin + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		m := regexp.MustCompile(`stakegraph_db_read_requests_total\{database="` + database + `"\} (\d+)`).FindSubmatch(body)
+		if m == nil {
+			t.Fatalf("admin /metrics lack the reads of %s:\n%s", database, body)
+		}
+		n, _ := strconv.Atoi(string(m[1]))
+		return n
+	}
+	cursorAtHead := func() bool {
+		cur, ok, err := db.Cursor(ctx)
+		return err == nil && ok && cur.Block >= c.Head(t).Number.Uint64()
+	}
+
+	waitFor("serve answers", func() bool {
+		res, err := http.Get(base + "/healthz")
+		if err == nil {
+			res.Body.Close()
+		}
+		return err == nil
+	})
+	// The indexer writes to the primary; the API reads from the replica.
+	waitFor("the first operator is listed", lists(first))
+	if n := readsBy("primary"); n != 0 || readsBy("replica1") == 0 {
+		t.Errorf("reads: primary %d, replica %d; want all on the replica", n, readsBy("replica1"))
+	}
+
+	// While the replica's replay is paused, the API answers what the
+	// replica holds, although the primary has more.
+	if _, err := replicaSQL.ExecContext(ctx, `SELECT pg_wal_replay_pause()`); err != nil {
+		t.Fatal(err)
+	}
+	c.DelegationManager.Transact(t, "registerOperatorV2", second, common.Address{})
+	c.Commit()
+	waitFor("the primary holds the new block", cursorAtHead)
+	time.Sleep(100 * time.Millisecond) // a poll or two of the replica
+	if lists(second)() {
+		t.Fatal("the API lists an operator the paused replica has not replayed")
+	}
+	if _, err := replicaSQL.ExecContext(ctx, `SELECT pg_wal_replay_resume()`); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the replica's replay shows the second operator", lists(second))
+
+	// The replica stops: reads move to the primary, with at most the
+	// request that found it gone failing.
+	replicaSQL.Close()
+	if _, err := localpg.StopDir(ctx, replicaOpts.Dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for i := 0; i < 20; i++ {
+		switch code, body := statusWithKey(t, base, "/operators?take=1", key); code {
+		case http.StatusOK:
+		case http.StatusServiceUnavailable:
+			failed++
+		default:
+			t.Fatalf("with the replica stopped: %d %s", code, body)
+		}
+	}
+	if failed > 1 {
+		t.Errorf("%d requests failed after the replica stopped; want at most the first", failed)
+	}
+	primaryReads := readsBy("primary")
+	if primaryReads == 0 {
+		t.Error("no reads moved to the primary")
+	}
+	if code, body := statusWithKey(t, base, "/readyz", key); code != http.StatusOK || !strings.Contains(body, `"replica1":"unreachable"`) || !strings.Contains(body, `"primary":"ok"`) {
+		t.Errorf("/readyz with the replica stopped: %d %s", code, body)
+	}
+
+	// The replica returns: reads go back to it.
+	if _, err := localpg.Start(ctx, replicaOpts); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("reads return to the replica", func() bool {
+		before := readsBy("replica1")
+		statusWithKey(t, base, "/operators?take=2", key)
+		return readsBy("replica1") > before
+	})
+	if code, body := statusWithKey(t, base, "/readyz", key); code != http.StatusOK || !strings.Contains(body, `"replica1":"ok"`) {
+		t.Errorf("/readyz with the replica back: %d %s", code, body)
+	}
+}
