@@ -232,6 +232,16 @@ func (a *Authenticator) allow(ctx context.Context, id int64, limit int) Decision
 	return a.limiter.allow(id, limit, now)
 }
 
+// KeysChanged checks the keys against the store at once and returns when
+// done, for a server that learns of a change to the keys (an announcement
+// of the database): the change takes effect without waiting for the next
+// check.
+func (a *Authenticator) KeysChanged(ctx context.Context) {
+	// Only a check that starts after now can see the change: one that
+	// started at the same instant (a coarse clock) may not.
+	a.check(ctx, a.opts.Now().Add(time.Nanosecond), true)
+}
+
 // SharedFallbacks returns how many requests were rate-limited in this
 // process's memory because the shared limiter failed.
 func (a *Authenticator) SharedFallbacks() int64 { return a.sharedFallbacks.Load() }

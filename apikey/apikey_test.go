@@ -286,6 +286,23 @@ func TestRevokedKeyStopsWithinCheckInterval(t *testing.T) {
 	}
 }
 
+func TestKeysChangedChecksAtOnce(t *testing.T) {
+	f := newFixture(t, Options{CheckInterval: time.Hour, RefreshInterval: time.Hour})
+	key := f.createKey(t, "revoked", nil)
+	if w := f.get("X-API-Token", key); w.Code != http.StatusOK {
+		t.Fatalf("before revocation: %d", w.Code)
+	}
+	if err := f.db.RevokeAPIKey(context.Background(), "revoked"); err != nil {
+		t.Fatal(err)
+	}
+	// The clock stands still: only the announcement can reveal the change.
+	if w := f.get("X-API-Token", key); w.Code != http.StatusOK {
+		t.Fatalf("before the announcement: %d", w.Code)
+	}
+	f.auth.KeysChanged(context.Background())
+	wantError(t, f.get("X-API-Token", key), http.StatusUnauthorized, "unauthorized")
+}
+
 // TestCheckAhead checks that a request made between half a check interval
 // and a whole one starts a check in the background and does not wait for
 // it, while a request made a whole interval after the last check does.

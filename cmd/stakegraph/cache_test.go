@@ -149,3 +149,66 @@ func serveOnFreePort(t *testing.T, dbURL string, flags ...string) string {
 	t.Fatalf("serve never answered:\n%s", stderr.String())
 	return ""
 }
+
+// TestServeCacheFollowsAnnouncements checks that a new data version
+// reaches serve's response cache by PostgreSQL's announcement, with the
+// version polls an hour apart: the next request after the change misses.
+func TestServeCacheFollowsAnnouncements(t *testing.T) {
+	dbURL, db := emptyMainnetDB(t)
+	ctx := context.Background()
+	key, err := db.CreateAPIKey(ctx, "announce-test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveOnFreePort(t, dbURL, "--version-poll-interval", "1h")
+	xcache := func() string {
+		t.Helper()
+		code, header, body := getWithKey(t, base+"/avs", key)
+		if code != http.StatusOK {
+			t.Fatalf("GET /avs: %d %s", code, body)
+		}
+		return header.Get("X-Cache")
+	}
+	bump := func() {
+		t.Helper()
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.BumpDataVersion(ctx) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The server listens a moment after it answers: bump until a change
+	// is seen, then check that each later change is.
+	deadline := time.Now().Add(time.Minute)
+	for xcache() != "MISS" || xcache() != "HIT" {
+		if time.Now().After(deadline) {
+			t.Fatal("the cache never kept /avs")
+		}
+	}
+	for seen := false; !seen; {
+		bump()
+		for end := time.Now().Add(200 * time.Millisecond); !seen && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			seen = xcache() == "MISS"
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("a new data version never reached the cache")
+		}
+	}
+	for i := 0; i < 3; i++ {
+		if x := xcache(); x != "HIT" {
+			t.Fatalf("before change %d: X-Cache %s; want HIT", i+1, x)
+		}
+		bump()
+		waitUntilTrue(t, fmt.Sprintf("change %d reaches the cache", i+1), func() bool { return xcache() == "MISS" })
+	}
+}
+
+// waitUntilTrue waits until ok holds, failing the test after a minute.
+func waitUntilTrue(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

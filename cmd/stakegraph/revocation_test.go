@@ -17,7 +17,15 @@ import (
 // status and body.
 func statusWithKey(t *testing.T, base, path, key string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, base+path, nil)
+	code, _, body := getWithKey(t, base+path, key)
+	return code, body
+}
+
+// getWithKey sends GET url with key and returns the status, header and
+// body of the answer.
+func getWithKey(t *testing.T, url, key string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +36,7 @@ func statusWithKey(t *testing.T, base, path, key string) (int, string) {
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
-	return res.StatusCode, string(body)
+	return res.StatusCode, res.Header, string(body)
 }
 
 // graphqlStatusWithKey posts a small GraphQL query with key and returns the

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"log/slog"
+
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -52,6 +54,8 @@ var serveCommand = command{
 			"largest complexity of a GraphQL operation: about the values it can return, lists counted at their page size, introspection included (env STAKEGRAPH_GRAPHQL_COMPLEXITY_LIMIT)")
 		gql.statements = intFlag(fs, c, &limitErrs, "graphql-statement-limit", "STAKEGRAPH_GRAPHQL_STATEMENT_LIMIT", graph.DefaultStatementLimit,
 			"most database reads one GraphQL request may make before it is stopped (env STAKEGRAPH_GRAPHQL_STATEMENT_LIMIT)")
+		versionPoll := durationFlag(fs, c, &limitErrs, "version-poll-interval", "STAKEGRAPH_VERSION_POLL_INTERVAL", time.Second,
+			"how often the caches and the replica router read the databases' data versions, beside the announcements PostgreSQL sends on every change (`duration`) (env STAKEGRAPH_VERSION_POLL_INTERVAL)")
 		var replicaURLs urlList
 		if v := c.getenv("STAKEGRAPH_REPLICA_URLS"); v != "" {
 			for _, u := range strings.Split(v, ",") {
@@ -77,6 +81,8 @@ var serveCommand = command{
 				return usagef("--request-timeout must not be negative")
 			case *statementTimeout < 0:
 				return usagef("--statement-timeout must not be negative")
+			case *versionPoll <= 0:
+				return usagef("--version-poll-interval must be positive")
 			case *connsPerRequest < 0:
 				return usagef("--db-conns-per-request must not be negative")
 			case *gql.body <= 0 || *gql.fields <= 0 || *gql.complexity <= 0 || *gql.statements <= 0:
@@ -109,7 +115,7 @@ var serveCommand = command{
 			defer pools.Close()
 			var router *replicas.Router
 			if len(pools.replicas) > 0 {
-				router = replicas.New(replicas.Database{DB: pools.api, Poll: pools.versions}, pools.replicas, 0, c.logger)
+				router = replicas.New(replicas.Database{DB: pools.api, Poll: pools.versions}, pools.replicas, *versionPoll, c.logger)
 				router.Poll(ctx)
 				go router.Run(ctx)
 			}
@@ -133,11 +139,53 @@ var serveCommand = command{
 					RequestTimeout:  orNegative(*requestTimeout),
 					ConnsPerRequest: orNegative(*connsPerRequest),
 				},
-				serveDeps(pools, registry, router, apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, entities: *entities}, gql, shared, router)),
+				serveDeps(pools, registry, router, apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, entities: *entities, poll: *versionPoll}, gql, shared, router)),
 			)
 			return srv.Run(ctx)
 		}
 	},
+}
+
+// followAnnouncements applies the database's announcements of changed
+// versions (store.ListenVersions) at once, until ctx ends: a new data
+// version is polled by the router (until a replica has replayed it, for a
+// short while) and then by the response cache (pollCache, nil without
+// one); a change to the keys makes auth check them. The pollers keep
+// running beside it, for announcements lost while the connection was down.
+func followAnnouncements(ctx context.Context, logger *slog.Logger, db *store.DB, router *replicas.Router, pollCache func(context.Context) error, auth *apikey.Authenticator) {
+	changed := func(channel string, version int64) {
+		switch channel {
+		case store.APIKeysVersionChannel:
+			auth.KeysChanged(ctx)
+		case store.DataVersionChannel:
+			if router != nil {
+				// A replica replays the change a moment after the primary
+				// announces it.
+				for range 10 {
+					router.Poll(ctx)
+					if v, err := router.DataVersion(ctx); err == nil && (version < 0 || v >= version) {
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
+			if pollCache != nil {
+				_ = pollCache(ctx)
+			}
+		}
+	}
+	for {
+		err := db.ListenVersions(ctx, changed)
+		if ctx.Err() != nil {
+			return
+		}
+		logger.Warn("cannot listen for the database's announcements of new versions; relying on polls", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Second):
+		}
+	}
 }
 
 // serveDeps returns the server's dependencies: with read replicas, /readyz
@@ -293,6 +341,8 @@ type cacheOptions struct {
 	responses bool
 	// entities: the records of the small tables (graph.EntityCache).
 	entities bool
+	// poll is how often the data version is read besides announcements.
+	poll time.Duration
 }
 
 // apiMounts returns the routes of the API: the GraphQL endpoint and the
@@ -368,6 +418,7 @@ func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometh
 	}
 	restAuth := func(h http.Handler) http.Handler { return auth.Middleware(route(h)) }
 	gqlAuth := restAuth
+	var pollCache func(context.Context) error
 	if caches.responses || caches.entities {
 		cache := httpcache.New(versions, httpcache.Options{
 			Logger: c.logger, Registerer: registry,
@@ -375,8 +426,10 @@ func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometh
 			// chooses from the Accept header.
 			GraphQLMediaType: graph.ResponseMediaType,
 			RequestVersion:   requestVersion,
+			PollInterval:     caches.poll,
 		})
 		go cache.Run(ctx)
+		pollCache = cache.Poll
 		if caches.responses {
 			restAuth = func(h http.Handler) http.Handler { return auth.Middleware(route(cache.Middleware(h))) }
 			gqlAuth = func(h http.Handler) http.Handler { return auth.Middleware(route(cache.GraphQLMiddleware(h))) }
@@ -389,6 +442,7 @@ func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometh
 			}, func() float64 { return float64(opts.Entities.Len()) }))
 		}
 	}
+	go followAnnouncements(ctx, c.logger, db, router, pollCache, auth)
 	// How often the compiled REST operations and the interpreter of
 	// /graphql answer, and how often they hand a request to gqlgen's
 	// executor.
