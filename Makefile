@@ -69,6 +69,14 @@ run: postgres build ## Migrate, seed demo data into an empty database, add a dev
 	echo
 	$(BIN) serve
 
+.PHONY: cluster
+cluster: postgres redis build ## Start a local deployment: PostgreSQL primary + streaming replica, Redis, two serve instances (RPC_URL=... to index); prints their URLs.
+	@start=$$(date +%s); BIN=$(BIN) cluster/cluster.sh up && echo "  Up in $$(( $$(date +%s) - start )) s."
+
+.PHONY: cluster-stop
+cluster-stop: ## Stop the local deployment of make cluster (its data stays in .cluster).
+	@BIN=$(BIN) cluster/cluster.sh down
+
 # gotestsum (a tool of go.mod) runs go test, prints one line per package
 # and the output of failing tests only; .ci/test-summary then prints the
 # one-line summary and the failing tests' names.

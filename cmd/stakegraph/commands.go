@@ -143,11 +143,13 @@ var localpgStartCommand = command{
 	summary: "start the local PostgreSQL cluster and leave it running",
 	flags: func(fs *flag.FlagSet, c *cli) func(context.Context, []string) error {
 		selected := localpgFlags(fs, c)
+		replicaOf := fs.String("replica-of", "", "make a new cluster a streaming replica (read-only hot standby) of the PostgreSQL server at this `URL`, copied with pg_basebackup")
 		return func(ctx context.Context, args []string) error {
 			opts, err := selected()
 			if err != nil {
 				return err
 			}
+			opts.ReplicaOf = *replicaOf
 			cluster, err := localpg.Start(ctx, opts)
 			if err != nil {
 				return err
