@@ -152,9 +152,10 @@ stakebench:
 	$(GO) build -o $(STAKEBENCH) ./bench/cmd/stakebench
 
 .PHONY: bench
-bench: postgres build stakebench ## Measure every REST route and the GraphQL operations on the bench data, compare with PostGraphile 4, check query plans, then make soak; writes bench/RESULTS.md.
+bench: postgres redis build stakebench ## Measure every REST route and the GraphQL operations on the bench data, compare with PostGraphile 4, run two instances on a replica, check query plans, then make soak; writes bench/RESULTS.md.
 	$(BENCH) measure
 	$(BENCH) peer
+	$(BENCH) cluster
 	$(MAKE) --no-print-directory soak
 	$(BENCH) plans
 

@@ -28,6 +28,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,15 +46,24 @@ type Request struct {
 // are requested gzip-compressed, as browsers do, and read to the end but
 // not decompressed.
 type Client struct {
-	base string
-	key  string
-	http *http.Client
+	// bases are the servers' base URLs, which requests take in turn.
+	bases []string
+	next  atomic.Uint64
+	key   string
+	http  *http.Client
 }
 
 // NewClient returns a client of the server at base (such as
 // "http://127.0.0.1:8080") sending key in X-API-Token, keeping up to conns
 // connections open.
 func NewClient(base, key string, conns int) *Client {
+	return NewBalancedClient([]string{base}, key, conns)
+}
+
+// NewBalancedClient returns a client that sends its requests to the
+// servers at bases in turn, as a round-robin load balancer in front of
+// them would.
+func NewBalancedClient(bases []string, key string, conns int) *Client {
 	tr := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		MaxIdleConns:        conns,
@@ -61,11 +71,19 @@ func NewClient(base, key string, conns int) *Client {
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true, // Accept-Encoding is set per request
 	}
-	return &Client{
-		base: strings.TrimSuffix(base, "/"),
-		key:  key,
-		http: &http.Client{Transport: tr, Timeout: 30 * time.Second},
+	c := &Client{key: key, http: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
+	for _, b := range bases {
+		c.bases = append(c.bases, strings.TrimSuffix(b, "/"))
 	}
+	return c
+}
+
+// base returns the base URL of the next request's server.
+func (c *Client) base() string {
+	if len(c.bases) == 1 {
+		return c.bases[0]
+	}
+	return c.bases[c.next.Add(1)%uint64(len(c.bases))]
 }
 
 // Close closes the client's idle connections.
@@ -97,7 +115,7 @@ func (c *Client) Do(ctx context.Context, req Request) Outcome {
 	if req.Body != nil {
 		body = bytes.NewReader(req.Body)
 	}
-	hr, err := http.NewRequestWithContext(ctx, req.Method, c.base+req.Target, body)
+	hr, err := http.NewRequestWithContext(ctx, req.Method, c.base()+req.Target, body)
 	if err != nil {
 		return Outcome{Err: err}
 	}

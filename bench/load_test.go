@@ -240,3 +240,22 @@ func TestGraphQLErrorsAreFailures(t *testing.T) {
 		t.Errorf("failed %d, GraphQL errors %d; want 1 and 1", s.CountFailed(), s.GraphQLErrors)
 	}
 }
+
+func TestBalancedClientTakesServersInTurn(t *testing.T) {
+	var hits [2]atomic.Int64
+	var servers [2]*httptest.Server
+	for i := range servers {
+		servers[i] = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits[i].Add(1) }))
+		defer servers[i].Close()
+	}
+	c := NewBalancedClient([]string{servers[0].URL, servers[1].URL + "/"}, "k", 2)
+	defer c.Close()
+	for range 10 {
+		if o := c.Do(context.Background(), Request{Method: http.MethodGet, Target: "/avs"}); o.Status != http.StatusOK {
+			t.Fatalf("status %d: %v", o.Status, o.Err)
+		}
+	}
+	if hits[0].Load() != 5 || hits[1].Load() != 5 {
+		t.Errorf("requests per server: %d, %d; want 5 each", hits[0].Load(), hits[1].Load())
+	}
+}

@@ -71,7 +71,7 @@ func (c *Client) Fetch(ctx context.Context, req Request, v any) error {
 	if req.Body != nil {
 		body = bytes.NewReader(req.Body)
 	}
-	hr, err := http.NewRequestWithContext(ctx, req.Method, c.base+req.Target, body)
+	hr, err := http.NewRequestWithContext(ctx, req.Method, c.base()+req.Target, body)
 	if err != nil {
 		return err
 	}

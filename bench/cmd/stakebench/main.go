@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -29,11 +30,13 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/stakegraph/stakegraph/bench"
+	"github.com/stakegraph/stakegraph/internal/redisproc"
 )
 
 // config holds the flags.
@@ -99,7 +102,7 @@ func main() {
 	flag.DurationVar(&cfg.restartDown, "restart-down", 10*time.Second, "restart: how long PostgreSQL stays down")
 	flag.DurationVar(&cfg.restartAfter, "restart-after", 30*time.Second, "restart: load after PostgreSQL is back")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "Usage: stakebench [flags] measure|soak|restart|plans|peer\n\nFlags:\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "Usage: stakebench [flags] measure|soak|restart|plans|peer|cluster\n\nFlags:\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -121,6 +124,8 @@ func main() {
 		run = plans
 	case "peer":
 		run = peer
+	case "cluster":
+		run = clusterRun
 	default:
 		flag.Usage()
 		os.Exit(2)
@@ -149,8 +154,14 @@ type env struct {
 // stakegraph runs a stakegraph command against the bench cluster and
 // returns its combined output.
 func (e *env) stakegraph(ctx context.Context, args ...string) (string, error) {
+	return e.stakegraphWith(ctx, nil, args...)
+}
+
+// stakegraphWith is stakegraph with env added to (and overriding) the
+// commands' environment.
+func (e *env) stakegraphWith(ctx context.Context, env []string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, e.cfg.stakegraph, args...)
-	cmd.Env = append(os.Environ(), e.commandEnv()...)
+	cmd.Env = append(append(os.Environ(), e.commandEnv()...), env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return string(out), fmt.Errorf("stakegraph %s: %w\n%s", strings.Join(args, " "), err, out)
@@ -254,6 +265,131 @@ func verdict(ok bool) string {
 	return "**missed**"
 }
 
+// clusterRun measures the mixed workload on one instance on the bench
+// cluster, without and with the response cache, then on two instances that read from a streaming replica of it
+// and share their rate limits in Redis, all on this machine. The replica
+// (in <home>/replica, on the next port) is copied from the bench cluster
+// on the first run and kept, stopped, for the next.
+func clusterRun(ctx context.Context, e *env) error {
+	cfg := e.cfg
+	replicaEnv := []string{"STAKEGRAPH_HOME=" + filepath.Join(cfg.home, "replica"), fmt.Sprintf("STAKEGRAPH_PG_PORT=%d", cfg.pgPort+1)}
+	log.Printf("starting the replica (copying the bench cluster on the first run; it takes a while)")
+	if _, err := e.stakegraphWith(ctx, replicaEnv, "localpg", "start",
+		"--replica-of", fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", cfg.pgPort)); err != nil {
+		return err
+	}
+	defer e.stakegraphWith(context.Background(), replicaEnv, "localpg", "stop")
+	socket, err := filepath.Abs(filepath.Join(cfg.home, "redis.sock"))
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, time.Minute)
+	redis, err := redisproc.Start(rctx, socket)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer redis.Stop()
+
+	var runs []bench.ClusterRun
+	measure := func(setup string, servers []*bench.Server) error {
+		urls := make([]string, len(servers))
+		for i, s := range servers {
+			urls[i] = s.URL
+		}
+		c, ops, err := e.operations(ctx, servers[0], cfg.clients)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		lb := bench.NewBalancedClient(urls, e.key, cfg.clients)
+		defer lb.Close()
+		next := bench.Mixed(ops)
+		bench.Load(ctx, lb, cfg.clients, cfg.warmup, cfg.seed, next, nil)
+		replicaReads := func() (float64, float64) {
+			var replica, all float64
+			for _, s := range servers {
+				for _, db := range []string{"primary", "replica1"} {
+					n, err := bench.ScrapeCounter(ctx, s.AdminURL+"/metrics", `stakegraph_db_read_requests_total{database="`+db+`"}`)
+					if err != nil {
+						continue // one instance alone reads no replica
+					}
+					all += n
+					if db == "replica1" {
+						replica += n
+					}
+				}
+			}
+			return replica, all
+		}
+		r0, a0 := replicaReads()
+		stats := bench.Load(ctx, lb, cfg.clients, 2*cfg.duration, cfg.seed+7, next, nil)
+		r1, a1 := replicaReads()
+		run := bench.ClusterRun{Setup: setup, Stats: stats}
+		if a1 > a0 {
+			run.ReplicaShare = (r1 - r0) / (a1 - a0)
+		}
+		log.Printf("%s: %.0f/s, p99 %.1f ms, %s", setup, stats.RPS(), float64(stats.Percentile(0.99))/1e6, stats.StatusSummary())
+		runs = append(runs, run)
+		return ctx.Err()
+	}
+
+	for _, single := range []struct {
+		setup string
+		args  []string
+	}{
+		{"1 instance on the primary, response cache off", []string{"--response-cache=false"}},
+		{"1 instance on the primary", nil},
+	} {
+		one, err := e.startServer(ctx, single.args...)
+		if err != nil {
+			return err
+		}
+		err = measure(single.setup, []*bench.Server{one})
+		one.Stop()
+		if err != nil {
+			return err
+		}
+	}
+	addr2, admin2, err := nextAddrs(cfg.addr, cfg.adminAddr)
+	if err != nil {
+		return err
+	}
+	shared := []string{"--replica-url", fmt.Sprintf("postgres://postgres@127.0.0.1:%d/stakegraph?sslmode=disable", cfg.pgPort+1), "--redis-url", redis.URL()}
+	first, err := e.startServer(ctx, shared...)
+	if err != nil {
+		return err
+	}
+	defer first.Stop()
+	second, err := e.startServerAt(ctx, addr2, admin2, shared...)
+	if err != nil {
+		return err
+	}
+	defer second.Stop()
+	if err := measure("2 instances on the replica, limits in Redis", []*bench.Server{first, second}); err != nil {
+		return err
+	}
+	return bench.UpdateSection(cfg.out, "cluster", bench.ClusterReport(runs, cfg.clients, cfg.warmup, 2*cfg.duration))
+}
+
+// nextAddrs returns the addresses of a second server: the ports after
+// those of addr and adminAddr, plus one.
+func nextAddrs(addr, adminAddr string) (string, string, error) {
+	var out [2]string
+	for i, a := range []string{addr, adminAddr} {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil {
+			return "", "", err
+		}
+		n, err := strconv.Atoi(port)
+		if err != nil {
+			return "", "", err
+		}
+		out[i] = net.JoinHostPort(host, strconv.Itoa(n+2))
+	}
+	return out[0], out[1], nil
+}
+
 // close stops the cluster.
 func (e *env) close() error {
 	_, err := e.stakegraph(context.Background(), "localpg", "stop")
@@ -263,13 +399,19 @@ func (e *env) close() error {
 
 // startServer starts stakegraph serve with extra arguments.
 func (e *env) startServer(ctx context.Context, extra ...string) (*bench.Server, error) {
-	fmt.Fprintf(e.log, "\n=== stakebench: serve %s at %s\n", strings.Join(extra, " "), time.Now().UTC().Format(time.RFC3339))
+	return e.startServerAt(ctx, e.cfg.addr, e.cfg.adminAddr, extra...)
+}
+
+// startServerAt starts stakegraph serve on the given addresses with extra
+// arguments.
+func (e *env) startServerAt(ctx context.Context, addr, adminAddr string, extra ...string) (*bench.Server, error) {
+	fmt.Fprintf(e.log, "\n=== stakebench: serve on %s %s at %s\n", addr, strings.Join(extra, " "), time.Now().UTC().Format(time.RFC3339))
 	return bench.StartServer(ctx, bench.ServerConfig{
 		Binary:    e.cfg.stakegraph,
-		Args:      append([]string{"--addr", e.cfg.addr, "--admin-addr", e.cfg.adminAddr}, extra...),
+		Args:      append([]string{"--addr", addr, "--admin-addr", adminAddr}, extra...),
 		Env:       e.commandEnv(),
-		Addr:      e.cfg.addr,
-		AdminAddr: e.cfg.adminAddr,
+		Addr:      addr,
+		AdminAddr: adminAddr,
 		Log:       e.log,
 	})
 }
