@@ -46,9 +46,12 @@ type Target struct {
 	poll    *store.DB
 	replica bool
 
-	version   atomic.Int64
-	known     atomic.Bool // the last poll read the version
-	up        atomic.Bool // serves reads: the last poll succeeded and no request failed since
+	version atomic.Int64
+	known   atomic.Bool // the last poll read the version
+	up      atomic.Bool // serves reads: the last poll succeeded and no request failed since
+	// failures counts the requests that took the target out, so that a
+	// poll that started before one does not put it back.
+	failures  atomic.Int64
 	inFlight  atomic.Int64
 	requests  atomic.Int64
 	lagBytes  atomic.Int64
@@ -150,6 +153,9 @@ func (r *Router) Middleware(next http.Handler) http.Handler {
 		defer t.inFlight.Add(-1)
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, req.WithContext(NewContext(req.Context(), t)))
+		if sw.status == http.StatusServiceUnavailable && t.replica {
+			t.failures.Add(1)
+		}
 		if sw.status == http.StatusServiceUnavailable && t.replica && t.up.Swap(false) {
 			r.logger.Warn("read replica failed a request; reading elsewhere until it answers a poll", "replica", t.Name)
 			r.updateVersion()
@@ -217,6 +223,7 @@ func (r *Router) Poll(ctx context.Context) {
 }
 
 func (r *Router) pollTarget(ctx context.Context, t *Target) {
+	failures := t.failures.Load()
 	v, err := t.poll.DataVersion(ctx)
 	var lagBytes int64
 	var lagSeconds float64
@@ -247,6 +254,9 @@ func (r *Router) pollTarget(ctx context.Context, t *Target) {
 	t.known.Store(true)
 	t.lagBytes.Store(lagBytes)
 	t.lagMillis.Store(int64(math.Round(lagSeconds * 1000)))
+	if t.failures.Load() != failures {
+		return // a request failed on it meanwhile: the next poll decides
+	}
 	if !t.up.Swap(true) {
 		r.logger.Info("database answers again; reading from it", "database", t.Name, "data_version", v)
 	}
