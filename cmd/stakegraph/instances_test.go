@@ -10,12 +10,12 @@ import (
 )
 
 // TestServeInstancesShareLimitsAndRevocations runs two serve instances on
-// one database with one Redis: a key limited to N requests a minute gets
+// a primary and its read replica, with one Redis: a key limited to N requests a minute gets
 // exactly N successes from both together, a revoked key is refused by both
 // within 2 s, and with Redis stopped both keep serving.
 func TestServeInstancesShareLimitsAndRevocations(t *testing.T) {
 	redis := redistest.Start(t)
-	dbURL, db := emptyMainnetDB(t)
+	dbURL, replicaURL, db, _ := primaryAndReplica(t, "mainnet")
 	ctx := context.Background()
 	const limit = 4
 	n := limit
@@ -32,8 +32,8 @@ func TestServeInstancesShareLimitsAndRevocations(t *testing.T) {
 		t.Fatal(err)
 	}
 	instances := []string{
-		serveOnFreePort(t, dbURL, "--redis-url", redis.URL()),
-		serveOnFreePort(t, dbURL, "--redis-url", redis.URL()),
+		serveOnFreePort(t, dbURL, "--redis-url", redis.URL(), "--replica-url", replicaURL),
+		serveOnFreePort(t, dbURL, "--redis-url", redis.URL(), "--replica-url", replicaURL),
 	}
 
 	ok := 0
