@@ -38,15 +38,22 @@ pg() {
 	STAKEGRAPH_HOME="$DIR/$name" STAKEGRAPH_PG_PORT=$port DATABASE_URL= "$BIN" "$@"
 }
 
-# wait_for waits up to 60 s for a URL to answer 200.
+# wait_for waits up to 60 s for GET http://127.0.0.1:$1$2 to answer 200
+# (with bash's /dev/tcp: no HTTP client needed).
 wait_for() {
+	local status
 	for _ in $(seq 600); do
-		if curl -fsS -o /dev/null "$1" 2>/dev/null; then
-			return 0
+		if exec 3<>"/dev/tcp/127.0.0.1/$1" 2>/dev/null; then
+			printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&3
+			read -r _ status _ <&3 || true
+			exec 3>&-
+			if [ "$status" = 200 ]; then
+				return 0
+			fi
 		fi
 		sleep 0.1
 	done
-	echo "cluster: $1 did not answer within 60 s" >&2
+	echo "cluster: http://127.0.0.1:$1$2 did not answer within 60 s" >&2
 	return 1
 }
 
@@ -73,9 +80,10 @@ up() {
 
 	echo "Redis on port $REDIS_PORT"
 	mkdir -p "$DIR/redis"
+	redis_dir=$(cd "$DIR/redis" && pwd)
 	if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
-		redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes --dir "$DIR/redis" \
-			--pidfile "$PWD/$DIR/redis/redis.pid" --logfile "$PWD/$DIR/redis/redis.log" \
+		redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes --dir "$redis_dir" \
+			--pidfile "$redis_dir/redis.pid" --logfile "$redis_dir/redis.log" \
 			--save "" --appendonly no >/dev/null
 	fi
 
@@ -97,7 +105,7 @@ up() {
 		echo $! >"$DIR/serve$n.pid"
 	done
 	for i in 0 1; do
-		wait_for "http://127.0.0.1:${API_PORTS[$i]}/readyz"
+		wait_for "${API_PORTS[$i]}" /readyz
 	done
 
 	cat <<MSG
@@ -114,7 +122,7 @@ up() {
 
     $key
 
-  Try: curl -H 'X-API-Token: $key' http://127.0.0.1:${API_PORTS[1]}/readyz
+  Try: curl -H 'X-API-Token: $key' 'http://127.0.0.1:${API_PORTS[1]}/avs?take=2'
 
 MSG
 }
