@@ -14,17 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+	"github.com/stakegraph/stakegraph/internal/freeport"
+)
 
 // TestClusterUpAndDown runs `cluster.sh up` as `make cluster` does, on
 // free ports in a directory of its own: both instances answer, report the
@@ -50,9 +42,9 @@ func TestClusterUpAndDown(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/stakegraph").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	api := []int{freePort(t), freePort(t)}
-	admin := []int{freePort(t), freePort(t)}
-	stores := []int{freePort(t), freePort(t), freePort(t)} // primary, replica, Redis
+	api := []int{freeport.Get(t), freeport.Get(t)}
+	admin := []int{freeport.Get(t), freeport.Get(t)}
+	stores := []int{freeport.Get(t), freeport.Get(t), freeport.Get(t)} // primary, replica, Redis
 	env := append(os.Environ(),
 		"BIN="+bin, "CLUSTER_DIR="+filepath.Join(base, "cluster"),
 		fmt.Sprintf("PRIMARY_PORT=%d", stores[0]), fmt.Sprintf("REPLICA_PORT=%d", stores[1]), fmt.Sprintf("REDIS_PORT=%d", stores[2]),

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stakegraph/stakegraph/internal/freeport"
 )
 
 // clusterDir returns a fresh directory for a test cluster that the postgres
@@ -36,17 +38,6 @@ func clusterDir(t *testing.T) string {
 	return filepath.Join(base, "pg")
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 func query(t *testing.T, url, q string) string {
 	t.Helper()
 	db, err := sql.Open("postgres", url)
@@ -64,7 +55,7 @@ func query(t *testing.T, url, q string) string {
 func TestStartReuseClose(t *testing.T) {
 	ctx := context.Background()
 	dir := clusterDir(t)
-	port := freePort(t)
+	port := freeport.Get(t)
 
 	first, err := Start(ctx, Options{Dir: dir, Port: port})
 	if err != nil {
@@ -265,7 +256,7 @@ func TestStopDirNotRunning(t *testing.T) {
 
 func TestReplica(t *testing.T) {
 	ctx := context.Background()
-	primary, err := Start(ctx, Options{Dir: clusterDir(t), Port: freePort(t), Fast: true})
+	primary, err := Start(ctx, Options{Dir: clusterDir(t), Port: freeport.Get(t), Fast: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +270,7 @@ func TestReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	replica, err := Start(ctx, Options{Dir: clusterDir(t), Port: freePort(t), Fast: true, ReplicaOf: primary.URL("postgres")})
+	replica, err := Start(ctx, Options{Dir: clusterDir(t), Port: freeport.Get(t), Fast: true, ReplicaOf: primary.URL("postgres")})
 	if err != nil {
 		t.Fatal(err)
 	}

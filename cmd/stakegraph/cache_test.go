@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stakegraph/stakegraph/internal/freeport"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -118,7 +119,7 @@ func TestServeResponseCache(t *testing.T) {
 // the test ends, and returns the API's base URL once it answers.
 func serveOnFreePort(t *testing.T, dbURL string, flags ...string) string {
 	t.Helper()
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	env := map[string]string{"DATABASE_URL": dbURL, "STAKEGRAPH_ADDR": addr, "STAKEGRAPH_LOG_LEVEL": "warn"}
 	ctx, cancel := context.WithCancel(context.Background())
 	var stdout, stderr lockedBuffer

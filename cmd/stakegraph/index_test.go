@@ -16,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/stakegraph/stakegraph/indexer/testchain"
+	"github.com/stakegraph/stakegraph/internal/freeport"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -58,7 +59,7 @@ func TestIndexCommandFollowsASimulatedChain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -178,8 +179,8 @@ func TestServeIndexRunsTheIndexerInTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	adminAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	adminAddr := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stdout, stderr lockedBuffer
@@ -260,12 +261,12 @@ func TestServeIndexOnTwoInstancesElectsOneIndexer(t *testing.T) {
 		stderr *lockedBuffer
 	}
 	start := func() *instance {
-		in := &instance{admin: fmt.Sprintf("127.0.0.1:%d", freePort(t)), done: make(chan int, 1), stderr: new(lockedBuffer)}
+		in := &instance{admin: fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)), done: make(chan int, 1), stderr: new(lockedBuffer)}
 		ctx, cancel := context.WithCancel(context.Background())
 		in.cancel = cancel
 		var stdout lockedBuffer
 		go func() {
-			in.done <- run(ctx, []string{"serve", "--network", "holesky", "--addr", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--admin-addr", in.admin,
+			in.done <- run(ctx, []string{"serve", "--network", "holesky", "--addr", fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)), "--admin-addr", in.admin,
 				"--index", "--rpc-url", proxy.URL, "--contracts", file, "--confirmations", "0", "--poll-interval", "50ms",
 				"--leader-retry", "50ms", "--no-metadata", "--prices", filepath.Join(t.TempDir(), "none.json")},
 				func(k string) string { return map[string]string{"DATABASE_URL": url}[k] }, &stdout, in.stderr)

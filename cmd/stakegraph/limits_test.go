@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stakegraph/stakegraph/internal/freeport"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -247,7 +248,7 @@ func TestServeConnsPerRequest(t *testing.T) {
 // version (on the admin /metrics) within a few poll intervals.
 func TestServePollerWhileSaturated(t *testing.T) {
 	url, db, key := limitsDB(t)
-	admin := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	admin := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	base := serveOnFreePort(t, url, "--admin-addr", admin, "--request-timeout", "60s", "--statement-timeout", "0")
 	dataVersion := func() (int64, bool) {
 		res, err := http.Get("http://" + admin + "/metrics")

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stakegraph/stakegraph/internal/freeport"
 	"github.com/stakegraph/stakegraph/localpg"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
@@ -236,21 +236,11 @@ func localHome(t *testing.T) string {
 	return base
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // TestLocalCluster runs commands without DATABASE_URL: each starts the
 // local cluster and stops it again.
 func TestLocalCluster(t *testing.T) {
 	home := localHome(t)
-	env := map[string]string{"STAKEGRAPH_HOME": home, "STAKEGRAPH_PG_PORT": fmt.Sprint(freePort(t))}
+	env := map[string]string{"STAKEGRAPH_HOME": home, "STAKEGRAPH_PG_PORT": fmt.Sprint(freeport.Get(t))}
 	if r := stakegraph(t, env, "migrate"); r.code != 0 {
 		t.Fatalf("migrate on the local cluster: exit %d\n%s", r.code, r.stderr)
 	}
@@ -285,8 +275,8 @@ func TestLocalCluster(t *testing.T) {
 }
 
 func TestServe(t *testing.T) {
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	adminAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	adminAddr := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	env := map[string]string{"DATABASE_URL": storetest.NewURL(t), "STAKEGRAPH_ADDR": addr}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

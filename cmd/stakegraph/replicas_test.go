@@ -19,6 +19,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/stakegraph/stakegraph/indexer/testchain"
+	"github.com/stakegraph/stakegraph/internal/freeport"
 	"github.com/stakegraph/stakegraph/localpg"
 	"github.com/stakegraph/stakegraph/store"
 )
@@ -36,7 +37,7 @@ func localCluster(t *testing.T, replicaOf string) (*localpg.Cluster, localpg.Opt
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	opts := localpg.Options{Dir: filepath.Join(base, "pg"), Port: freePort(t), Fast: true, ReplicaOf: replicaOf}
+	opts := localpg.Options{Dir: filepath.Join(base, "pg"), Port: freeport.Get(t), Fast: true, ReplicaOf: replicaOf}
 	cluster, err := localpg.Start(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +107,7 @@ func TestServeReadsFromReplicas(t *testing.T) {
 	c.DelegationManager.Transact(t, "registerOperatorV2", first, common.Address{})
 	c.Commit()
 
-	addr, admin := fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	addr, admin := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	runCtx, cancel := context.WithCancel(ctx)
 	var stdout, stderr lockedBuffer
 	done := make(chan int, 1)

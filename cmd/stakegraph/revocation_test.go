@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stakegraph/stakegraph/apikey"
+	"github.com/stakegraph/stakegraph/internal/freeport"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
@@ -128,10 +129,10 @@ func TestServeKeyChanges(t *testing.T) {
 // returns the admin listener's base URL once it answers.
 func serveAdmin(t *testing.T, env map[string]string, flags ...string) string {
 	t.Helper()
-	admin := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	admin := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	e := map[string]string{
 		"DATABASE_URL":          storetest.NewURL(t),
-		"STAKEGRAPH_ADDR":       fmt.Sprintf("127.0.0.1:%d", freePort(t)),
+		"STAKEGRAPH_ADDR":       fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)),
 		"STAKEGRAPH_ADMIN_ADDR": admin,
 		"STAKEGRAPH_LOG_LEVEL":  "warn",
 	}
