@@ -7,9 +7,9 @@
 // asks the server to probe the connection every few seconds). The other
 // processes try to take the lock every RetryInterval, so one of them takes
 // over within seconds. The leader checks every CheckInterval that its
-// session still holds the lock, and stops its work as soon as it does not:
-// a leader cut off from the database stops before the server releases its
-// lock to another.
+// session still holds the lock, and stops its work as soon as it does not,
+// or when a check goes unanswered for CheckTimeout: a leader cut off from
+// the database stops before the server releases its lock to another.
 package election
 
 import (
@@ -29,6 +29,11 @@ import (
 const (
 	DefaultRetryInterval = 2 * time.Second
 	DefaultCheckInterval = time.Second
+	// DefaultCheckTimeout is well below the time the server takes to
+	// release the lock of a session cut off by the network (the 5 s + 3 ×
+	// 2 s of keepalives store.TryLock asks for), so that the leader stops
+	// first, and well above a slow answer from a busy server.
+	DefaultCheckTimeout = 5 * time.Second
 )
 
 // Config configures an Elector.
@@ -48,6 +53,9 @@ type Config struct {
 	// CheckInterval is how often the leader checks that it holds the lock;
 	// default DefaultCheckInterval.
 	CheckInterval time.Duration
+	// CheckTimeout is how long the leader waits for a check's answer
+	// before it takes the lock for lost; default DefaultCheckTimeout.
+	CheckTimeout time.Duration
 	// Logger receives the changes of leadership; default slog.Default().
 	Logger *slog.Logger
 }
@@ -66,6 +74,9 @@ func New(cfg Config) *Elector {
 	}
 	if cfg.CheckInterval <= 0 {
 		cfg.CheckInterval = DefaultCheckInterval
+	}
+	if cfg.CheckTimeout <= 0 {
+		cfg.CheckTimeout = DefaultCheckTimeout
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -118,8 +129,13 @@ func (e *Elector) Collectors() []prometheus.Collector {
 func (e *Elector) Run(ctx context.Context, lead func(context.Context) error) error {
 	log := e.cfg.Logger
 	lastHolder := ""
+	failing := false // the last campaign failed, and said so in the log
 	for {
 		lock, err := e.cfg.DB.TryLock(ctx, e.cfg.Key, e.cfg.Name)
+		if err == nil && failing {
+			log.Info("campaigning again")
+			failing = false
+		}
 		switch {
 		case ctx.Err() != nil:
 			if lock != nil {
@@ -127,7 +143,10 @@ func (e *Elector) Run(ctx context.Context, lead func(context.Context) error) err
 			}
 			return nil
 		case err != nil:
-			log.Warn("cannot campaign for leadership; retrying", "err", err, "wait", e.cfg.RetryInterval)
+			if !failing {
+				log.Warn("cannot campaign for leadership; retrying", "err", err, "every", e.cfg.RetryInterval)
+			}
+			failing = true
 		case lock == nil:
 			holder, held, err := e.cfg.DB.LockHolder(ctx, e.cfg.Key)
 			if err == nil && held && holder != lastHolder {
@@ -179,7 +198,7 @@ func (e *Elector) term(ctx context.Context, lock *store.SessionLock, lead func(c
 			}
 			return true, err
 		case <-ticker.C:
-			checkCtx, stop := context.WithTimeout(ctx, e.cfg.CheckInterval)
+			checkCtx, stop := context.WithTimeout(ctx, e.cfg.CheckTimeout)
 			err := lock.Check(checkCtx)
 			stop()
 			if err == nil || ctx.Err() != nil {
@@ -196,10 +215,10 @@ func (e *Elector) term(ctx context.Context, lock *store.SessionLock, lead func(c
 	}
 }
 
-// release gives lock up, waiting at most CheckInterval for a session that
+// release gives lock up, waiting at most CheckTimeout for a session that
 // may be cut off (whose lock the server then releases on its own).
 func (e *Elector) release(ctx context.Context, lock *store.SessionLock) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.CheckInterval)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.CheckTimeout)
 	defer cancel()
 	_ = lock.Release(ctx)
 }

@@ -108,8 +108,12 @@ func TestOneLeaderAtATimeAndTakeOver(t *testing.T) {
 	if err != nil || !held {
 		t.Fatalf("LockHolder = %q, %v, %v; want the leader", holder, held, err)
 	}
-	// Let the others campaign a few times while it leads.
-	time.Sleep(100 * time.Millisecond)
+	// The others campaign while it leads, and stand by.
+	for _, x := range all {
+		if x != first {
+			waitFor(t, x.e.Name()+" stands by", func() bool { return strings.Contains(x.log.String(), "standing by") })
+		}
+	}
 	if n := running.Load(); n != 1 {
 		t.Fatalf("%d candidates work at once", n)
 	}
@@ -152,9 +156,10 @@ func TestLeaderCutOffStopsAndAnotherTakesOver(t *testing.T) {
 
 	var running atomic.Int32
 	stopped := make(chan struct{})
+	var once sync.Once
 	a := start(t, cutOff, "candidate a", &running, nil, func(ctx context.Context) error {
 		<-ctx.Done()
-		close(stopped)
+		once.Do(func() { close(stopped) })
 		return nil
 	})
 	waitFor(t, "a leads", func() bool { return a.working.Load() == 1 })
@@ -174,8 +179,9 @@ func TestLeaderCutOffStopsAndAnotherTakesOver(t *testing.T) {
 	// a campaigns again once the database is back, and stands by.
 	proxy.Cut(false)
 	time.Sleep(50 * time.Millisecond)
-	if a.e.Leading() || !b.e.Leading() {
-		t.Errorf("after the outage: a leads %v, b leads %v; want b", a.e.Leading(), b.e.Leading())
+	if a.e.Leading() || !b.e.Leading() || a.e.Terms() != 1 || b.e.Terms() != 1 {
+		t.Errorf("after the outage: a leads %v (%d terms), b leads %v (%d terms); want b, one term each\na:\n%s\nb:\n%s",
+			a.e.Leading(), a.e.Terms(), b.e.Leading(), b.e.Terms(), a.log.String(), b.log.String())
 	}
 }
 
