@@ -171,9 +171,9 @@ func (e *Elector) Run(ctx context.Context, lead func(context.Context) error) err
 // term runs lead while lock is held. done says whether Run ends, with err.
 func (e *Elector) term(ctx context.Context, lock *store.SessionLock, lead func(context.Context) error) (done bool, err error) {
 	log := e.cfg.Logger
+	log.Info("elected leader")
 	e.terms.Add(1)
 	e.leading.Store(true)
-	log.Info("elected leader")
 	defer e.leading.Store(false)
 
 	termCtx, cancel := context.WithCancel(ctx)

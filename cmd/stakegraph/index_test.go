@@ -314,9 +314,7 @@ func TestServeIndexOnTwoInstancesElectsOneIndexer(t *testing.T) {
 	if leads(b) {
 		leader, standby = b, a
 	}
-	if !strings.Contains(standby.stderr.String(), "standing by") {
-		t.Errorf("the standby instance's log does not say it stands by:\n%s", standby.stderr.String())
-	}
+	waitFor("the other instance says it stands by", func() bool { return strings.Contains(standby.stderr.String(), "standing by") })
 
 	leader.cancel()
 	if code := <-leader.done; code != exitOK {
