@@ -93,8 +93,11 @@ GOTESTSUM = $(GO) tool gotestsum --format pkgname-and-test-fails --format-hide-e
 # The loaders' concurrent parts are raced elsewhere: the other packages'
 # smaller fixtures are loaded by SeedBench under -race. Last, the code
 # generator's checks of its templates, which run no concurrent code and
-# would compile gqlgen's generator with the detector for nothing.
-RACE_FREE_PACKAGES := ./demo/demotest ./demo ./bench ./graph/execgen
+# would compile gqlgen's generator with the detector for nothing. And the
+# test of make cluster's script, whose Go code only starts processes and
+# sends a few requests, and which would otherwise put its minute of
+# seeding and building on the raced packages' critical path.
+RACE_FREE_PACKAGES := ./demo/demotest ./demo ./bench ./graph/execgen ./cluster
 
 .PHONY: test
 test: postgres chromium redis vet fmt-check ## Vet, check formatting and run every test, all but demo and bench with the race detector.
