@@ -256,3 +256,21 @@ func TestServeReadsFromReplicas(t *testing.T) {
 		t.Errorf("/readyz with the replica back: %d %s", code, body)
 	}
 }
+
+func TestReplicaURLsFlagReplacesTheEnvironment(t *testing.T) {
+	fromEnv := urlList{urls: []string{"postgres://env-1", "postgres://env-2"}}
+	if got := fromEnv.String(); got != "postgres://env-1,postgres://env-2" {
+		t.Errorf("without the flag: %s", got)
+	}
+	for _, v := range []string{"postgres://flag-1", "postgres://flag-2"} {
+		if err := fromEnv.Set(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fromEnv.String(); got != "postgres://flag-1,postgres://flag-2" {
+		t.Errorf("with the flag twice: %s; want the flag's URLs only", got)
+	}
+	if err := fromEnv.Set(""); err == nil {
+		t.Error("an empty URL was accepted")
+	}
+}

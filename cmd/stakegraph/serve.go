@@ -5,13 +5,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
-
-	"log/slog"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,7 +59,7 @@ var serveCommand = command{
 		if v := c.getenv("STAKEGRAPH_REPLICA_URLS"); v != "" {
 			for _, u := range strings.Split(v, ",") {
 				if u = strings.TrimSpace(u); u != "" {
-					replicaURLs = append(replicaURLs, u)
+					replicaURLs.urls = append(replicaURLs.urls, u)
 				}
 			}
 		}
@@ -108,7 +107,7 @@ var serveCommand = command{
 			}
 			// The local cluster, when used, lives as long as the server.
 			defer db.Close()
-			pools, err := openServePools(ctx, db.DB, *statementTimeout, *cache || *entities, replicaURLs)
+			pools, err := openServePools(ctx, db.DB, *statementTimeout, *cache || *entities, replicaURLs.urls)
 			if err != nil {
 				return err
 			}
@@ -199,16 +198,23 @@ func serveDeps(pools *servePools, registry *prometheus.Registry, router *replica
 	return deps
 }
 
-// urlList is a repeatable flag of URLs.
-type urlList []string
+// urlList is a repeatable flag of URLs whose default (from the
+// environment) the first use of the flag replaces.
+type urlList struct {
+	urls []string
+	set  bool // by the flag
+}
 
-func (l *urlList) String() string { return strings.Join(*l, ",") }
+func (l *urlList) String() string { return strings.Join(l.urls, ",") }
 
 func (l *urlList) Set(v string) error {
 	if v == "" {
 		return errors.New("empty URL")
 	}
-	*l = append(*l, v)
+	if !l.set {
+		l.urls, l.set = nil, true
+	}
+	l.urls = append(l.urls, v)
 	return nil
 }
 
