@@ -299,7 +299,7 @@ func (r *Router) Collectors() []prometheus.Collector {
 			}),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "stakegraph_db_read_requests_total", ConstLabels: labels,
-				Help: "API requests whose reads this database served.",
+				Help: "API requests routed to this database for their reads (response-cache hits, which read nothing, included).",
 			}, func() float64 { return float64(t.requests.Load()) }),
 		)
 		if !t.replica {
