@@ -65,9 +65,6 @@ func (t *Target) Version() (int64, bool) { return t.version.Load(), t.known.Load
 // Up reports whether the target serves reads.
 func (t *Target) Up() bool { return t.up.Load() }
 
-// Replica reports whether the target is a replica.
-func (t *Target) Replica() bool { return t.replica }
-
 // Router picks the database of each request.
 type Router struct {
 	primary  *Target
@@ -142,6 +139,18 @@ func FromContext(ctx context.Context) (*Target, bool) {
 	return t, ok
 }
 
+// ReadDB returns the database that serves the reads of ctx's request and
+// its data version (known false when not known), or fallback with an
+// unknown version when ctx carries no target.
+func ReadDB(ctx context.Context, fallback *store.DB) (db *store.DB, version int64, known bool) {
+	t, ok := FromContext(ctx)
+	if !ok {
+		return fallback, 0, false
+	}
+	v, known := t.Version()
+	return t.DB, v, known
+}
+
 // Middleware picks the target of each request and puts it in the
 // request's context. A replica whose request is answered 503 (its
 // database unreachable) is taken out until its next successful poll.
@@ -153,10 +162,11 @@ func (r *Router) Middleware(next http.Handler) http.Handler {
 		defer t.inFlight.Add(-1)
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, req.WithContext(NewContext(req.Context(), t)))
-		if sw.status == http.StatusServiceUnavailable && t.replica {
-			t.failures.Add(1)
+		if sw.status != http.StatusServiceUnavailable || !t.replica {
+			return
 		}
-		if sw.status == http.StatusServiceUnavailable && t.replica && t.up.Swap(false) {
+		t.failures.Add(1)
+		if t.up.Swap(false) {
 			r.logger.Warn("read replica failed a request; reading elsewhere until it answers a poll", "replica", t.Name)
 			r.updateVersion()
 		}

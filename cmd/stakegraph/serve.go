@@ -409,18 +409,10 @@ func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometh
 		route = router.Middleware
 		versions = router
 		requestVersion = func(r *http.Request) (int64, bool) {
-			if t, ok := replicas.FromContext(r.Context()); ok {
-				return t.Version()
-			}
-			return 0, false
+			_, v, known := replicas.ReadDB(r.Context(), nil)
+			return v, known
 		}
-		opts.ReadDB = func(ctx context.Context) (*store.DB, int64, bool) {
-			if t, ok := replicas.FromContext(ctx); ok {
-				v, known := t.Version()
-				return t.DB, v, known
-			}
-			return db, 0, false
-		}
+		opts.ReadDB = func(ctx context.Context) (*store.DB, int64, bool) { return replicas.ReadDB(ctx, db) }
 	}
 	restAuth := func(h http.Handler) http.Handler { return auth.Middleware(route(h)) }
 	gqlAuth := restAuth
