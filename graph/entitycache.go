@@ -34,6 +34,10 @@ type EntityCache struct {
 	at     int64 // the data version of the tables' values
 	size   int   // values held in all tables
 	tables map[string]entityStore
+
+	// counts holds the totals of paged lists, bounded apart from the
+	// records.
+	counts countTable
 }
 
 // entityStore is a table of one relation as the cache sees it, whatever
@@ -80,12 +84,18 @@ const DefaultEntityCacheEntries = 200_000
 // NewEntityCache returns an empty cache whose entries are valid at the data
 // version that version reports (ok false: unknown, cache nothing). It holds
 // at most maxEntries values (DefaultEntityCacheEntries when 0 or less); when
-// it is full, it starts again empty.
+// it is full, it starts again empty. Apart from them, it holds the totals of
+// up to DefaultCountCacheEntries filters of paged lists.
 func NewEntityCache(version func() (v int64, ok bool), maxEntries int) *EntityCache {
 	if maxEntries <= 0 {
 		maxEntries = DefaultEntityCacheEntries
 	}
-	return &EntityCache{version: version, maxEntries: maxEntries, tables: make(map[string]entityStore)}
+	return &EntityCache{
+		version:    version,
+		maxEntries: maxEntries,
+		tables:     make(map[string]entityStore),
+		counts:     countTable{maxEntries: DefaultCountCacheEntries},
+	}
 }
 
 // entityTableOf returns c's table of relation, made on first use (nil for

@@ -20,23 +20,7 @@ import (
 func TestEntityCache(t *testing.T) {
 	ctx := context.Background()
 	db := demoDB(t)
-	var version atomic.Int64
-	readVersion := func() {
-		t.Helper()
-		v, err := db.DataVersion(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		version.Store(v)
-	}
-	readVersion()
-	opts := testOptions()
-	// The statement counts below assume each batch runs once; a loaded
-	// machine can run a goroutine later than testOptions' 20 ms window and
-	// split a batch, so this test's window is wider.
-	opts.BatchWait = 250 * time.Millisecond
-	opts.Entities = graph.NewEntityCache(func() (int64, bool) { return version.Load(), true }, 0)
-	cached := newClient(t, db, opts)
+	cached, readVersion := newEntityCachedClient(t, db)
 	plain := newClient(t, db, testOptions())
 
 	const q = `query {
@@ -119,4 +103,27 @@ func TestEntityCache(t *testing.T) {
 	if want, _ := run(plain); fresh != want {
 		t.Errorf("after the commit, the cached and uncached answers differ")
 	}
+}
+
+// newEntityCachedClient returns a client of a handler with an EntityCache
+// over db, whose data version is the one readVersion last read. Its batch
+// window is wider than testOptions': the statement counts of the cache's
+// tests assume each batch runs once, and a loaded machine can run a
+// goroutine later than 20 ms and split a batch.
+func newEntityCachedClient(t *testing.T, db *store.DB) (c *client, readVersion func()) {
+	t.Helper()
+	var version atomic.Int64
+	readVersion = func() {
+		t.Helper()
+		v, err := db.DataVersion(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		version.Store(v)
+	}
+	readVersion()
+	opts := testOptions()
+	opts.BatchWait = 250 * time.Millisecond
+	opts.Entities = graph.NewEntityCache(func() (int64, bool) { return version.Load(), true }, 0)
+	return newClient(t, db, opts), readVersion
 }

@@ -37,8 +37,9 @@ func feedArgsFrom(ctx context.Context, txHash, startAt, endAt *string, skip, tak
 }
 
 // feedPage runs one page of an event feed: the list now, within the
-// request's statement budget, and the count when meta.total is selected.
-func feedPage[R, M any](ctx context.Context, p store.Page,
+// request's statement budget, and the count when meta.total is selected,
+// answered from the count cache by relation and filter when it holds it.
+func feedPage[K comparable, R, M any](ctx context.Context, p store.Page, relation string, filter K,
 	list func(context.Context, *store.DB) ([]R, error),
 	count func(context.Context, *store.DB) (int, error),
 	convert func(R) (M, error),
@@ -56,7 +57,7 @@ func feedPage[R, M any](ctx context.Context, p store.Page,
 	if err != nil {
 		return nil, nil, err
 	}
-	return data, pageMeta(p, spending(l, func(ctx context.Context) (int, error) { return count(ctx, db) })), nil
+	return data, pageMeta(p, cachedCount(l, relation, filter, spending(l, func(ctx context.Context) (int, error) { return count(ctx, db) }))), nil
 }
 
 // depositEventFromStore converts a deposit to its event form.

@@ -26,6 +26,9 @@ import (
 // arguments, which is one for the usual query where siblings share them.
 type loaders struct {
 	db *store.DB
+	// entities is the cache shared between requests, nil when nothing is
+	// cached.
+	entities *EntityCache
 	// budget bounds the store reads of the request; nil for no bound.
 	budget *statementBudget
 	// now is the time the request started, fixed for the whole request so
@@ -157,7 +160,7 @@ type withdrawalPayout struct {
 // caches nothing between requests). Every read of the store spends one
 // unit of budget (nil for no bound).
 func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *EntityCache, budget *statementBudget) *loaders {
-	l := &loaders{db: db, now: now.UTC().Round(0), budget: budget}
+	l := &loaders{db: db, entities: entities, now: now.UTC().Round(0), budget: budget}
 	b := batching{wait: wait, budget: budget}
 
 	l.avs = newEntityLoader(b, entities, "avs", func(ctx context.Context, keys []string) (map[string]*store.AVS, error) {

@@ -176,8 +176,9 @@ func eventArgsFrom(ctx context.Context, txHash *string, typeArg *model.Delegatio
 }
 
 // delegationEventPage loads one page of the delegation events of owner (a
-// staker or an operator) through the given loaders.
-func delegationEventPage(ctx context.Context, owner string, args eventArgs,
+// staker or an operator) through the given loaders; relation names the
+// counts in the count cache.
+func delegationEventPage(ctx context.Context, relation, owner string, args eventArgs,
 	events *dataloader.Loader[pageKey[eventArgs], []store.DelegationEvent],
 	counts *dataloader.Loader[pageKey[store.DelegationEventFilter], int],
 ) (*model.DelegationEventPage, error) {
@@ -187,9 +188,7 @@ func delegationEventPage(ctx context.Context, owner string, args eventArgs,
 	}
 	return &model.DelegationEventPage{
 		Data: mapList(rows, delegationEventFromStore),
-		Meta: pageMeta(args.Page, func(ctx context.Context) (int, error) {
-			return loadPage(ctx, counts, owner, args.Filter)
-		}),
+		Meta: pageMeta(args.Page, loadCount(ctx, relation, counts, owner, args.Filter)),
 	}, nil
 }
 
@@ -211,8 +210,9 @@ func operatorSetByRef(ctx context.Context, avs string, id int) (*model.OperatorS
 }
 
 // memberPage loads one page of the operator set memberships of parent (an
-// operator set's key or an operator's address) through the given loaders.
-func memberPage(ctx context.Context, parent string, args memberArgs,
+// operator set's key or an operator's address) through the given loaders;
+// relation names the counts in the count cache.
+func memberPage(ctx context.Context, relation, parent string, args memberArgs,
 	members *dataloader.Loader[pageKey[memberArgs], []store.OperatorSetMember],
 	counts *dataloader.Loader[pageKey[store.RegistrationStatus], int],
 ) (*model.OperatorSetMemberPage, error) {
@@ -222,15 +222,14 @@ func memberPage(ctx context.Context, parent string, args memberArgs,
 	}
 	return &model.OperatorSetMemberPage{
 		Data: mapList(rows, operatorSetMemberFromStore),
-		Meta: pageMeta(args.Page, func(ctx context.Context) (int, error) {
-			return loadPage(ctx, counts, parent, args.Status)
-		}),
+		Meta: pageMeta(args.Page, loadCount(ctx, relation, counts, parent, args.Status)),
 	}, nil
 }
 
 // slashingPage loads one page of the slashings of parent (an operator's
-// address or an operator set's key) through the given loaders.
-func slashingPage(ctx context.Context, parent string, page store.Page,
+// address or an operator set's key) through the given loaders; relation
+// names the counts in the count cache.
+func slashingPage(ctx context.Context, relation, parent string, page store.Page,
 	slashings *dataloader.Loader[pageKey[store.Page], []store.Slashing],
 	counts *dataloader.Loader[pageKey[struct{}], int],
 ) (*model.SlashingPage, error) {
@@ -240,8 +239,6 @@ func slashingPage(ctx context.Context, parent string, page store.Page,
 	}
 	return &model.SlashingPage{
 		Data: mapList(rows, slashingFromStore),
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
-			return loadPage(ctx, counts, parent, struct{}{})
-		}),
+		Meta: pageMeta(page, loadCount(ctx, relation, counts, parent, struct{}{})),
 	}, nil
 }

@@ -82,9 +82,7 @@ func (r *avsResolver) Operators(ctx context.Context, obj *model.Avs, searchMode 
 	}
 	return &model.AvsOperatorPage{
 		Data: mapList(rows, func(x store.AVSOperator) *model.AvsOperator { return avsOperatorFromStore(&x) }),
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
-			return loadPage(ctx, loadersFor(ctx).avsOperatorCounts, obj.Address, filter)
-		}),
+		Meta: pageMeta(page, loadCount(ctx, "avs operators", loadersFor(ctx).avsOperatorCounts, obj.Address, filter)),
 	}, nil
 }
 
@@ -104,9 +102,7 @@ func (r *avsResolver) Stakers(ctx context.Context, obj *model.Avs, updatedSince 
 	}
 	return &model.StakerPage{
 		Data: mapList(rows, func(s store.OperatorStaker) *model.Staker { return stakerFromStore(&s.Staker) }),
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
-			return loadPage(ctx, loadersFor(ctx).avsStakerCounts, obj.Address, filter)
-		}),
+		Meta: pageMeta(page, loadCount(ctx, "avs stakers", loadersFor(ctx).avsStakerCounts, obj.Address, filter)),
 	}, nil
 }
 
@@ -131,9 +127,7 @@ func (r *avsResolver) OperatorSets(ctx context.Context, obj *model.Avs, skip *in
 	}
 	return &model.OperatorSetPage{
 		Data: mapList(rows, func(s store.OperatorSet) *model.OperatorSet { return operatorSetFromStore(&s) }),
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
-			return loadPage(ctx, loadersFor(ctx).avsOperatorSetCounts, obj.Address, struct{}{})
-		}),
+		Meta: pageMeta(page, loadCount(ctx, "avs operator sets", loadersFor(ctx).avsOperatorSetCounts, obj.Address, struct{}{})),
 	}, nil
 }
 
@@ -440,9 +434,7 @@ func (r *operatorResolver) Stakers(ctx context.Context, obj *model.Operator, ski
 	}
 	return &model.StakerPage{
 		Data: mapList(rows, func(s store.OperatorStaker) *model.Staker { return stakerFromStore(&s.Staker) }),
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
-			return loadPage(ctx, loadersFor(ctx).operatorStakerCounts, obj.Address, struct{}{})
-		}),
+		Meta: pageMeta(page, loadCount(ctx, "operator stakers", loadersFor(ctx).operatorStakerCounts, obj.Address, struct{}{})),
 	}, nil
 }
 
@@ -453,7 +445,7 @@ func (r *operatorResolver) DelegationEvents(ctx context.Context, obj *model.Oper
 		return nil, err
 	}
 	args.Filter.Staker = stringValue(stakerAddress)
-	return delegationEventPage(ctx, obj.Address, args,
+	return delegationEventPage(ctx, "operator delegation events", obj.Address, args,
 		loadersFor(ctx).operatorEvents,
 		loadersFor(ctx).operatorEventCounts)
 }
@@ -476,9 +468,7 @@ func (r *operatorResolver) Allocations(ctx context.Context, obj *model.Operator,
 	}
 	return &model.AllocationPage{
 		Data: mapList(rows, allocationFromStore),
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
-			return loadPage(ctx, loadersFor(ctx).operatorAllocationCounts, obj.Address, struct{}{})
-		}),
+		Meta: pageMeta(page, loadCount(ctx, "operator allocations", loadersFor(ctx).operatorAllocationCounts, obj.Address, struct{}{})),
 	}, nil
 }
 
@@ -488,7 +478,7 @@ func (r *operatorResolver) OperatorSets(ctx context.Context, obj *model.Operator
 	if err != nil {
 		return nil, err
 	}
-	return memberPage(ctx, obj.Address, memberArgs{Status: registrationStatusFrom(isActive), Page: page},
+	return memberPage(ctx, "operator memberships", obj.Address, memberArgs{Status: registrationStatusFrom(isActive), Page: page},
 		loadersFor(ctx).operatorMemberships, loadersFor(ctx).operatorMembershipCounts)
 }
 
@@ -498,7 +488,7 @@ func (r *operatorResolver) Slashings(ctx context.Context, obj *model.Operator, s
 	if err != nil {
 		return nil, err
 	}
-	return slashingPage(ctx, obj.Address, page, loadersFor(ctx).operatorSlashings, loadersFor(ctx).operatorSlashingCounts)
+	return slashingPage(ctx, "operator slashings", obj.Address, page, loadersFor(ctx).operatorSlashings, loadersFor(ctx).operatorSlashingCounts)
 }
 
 // Avs is the resolver for the avs field.
@@ -527,7 +517,7 @@ func (r *operatorSetResolver) Operators(ctx context.Context, obj *model.Operator
 	if err != nil {
 		return nil, err
 	}
-	return memberPage(ctx, setKey(obj), memberArgs{Status: registrationStatusFrom(isActive), Page: page},
+	return memberPage(ctx, "operator set members", setKey(obj), memberArgs{Status: registrationStatusFrom(isActive), Page: page},
 		loadersFor(ctx).setMembers, loadersFor(ctx).setMemberCounts)
 }
 
@@ -537,7 +527,7 @@ func (r *operatorSetResolver) Slashings(ctx context.Context, obj *model.Operator
 	if err != nil {
 		return nil, err
 	}
-	return slashingPage(ctx, setKey(obj), page, loadersFor(ctx).setSlashings, loadersFor(ctx).setSlashingCounts)
+	return slashingPage(ctx, "operator set slashings", setKey(obj), page, loadersFor(ctx).setSlashings, loadersFor(ctx).setSlashingCounts)
 }
 
 // RewardsSubmissions is the resolver for the rewardsSubmissions field.
@@ -553,9 +543,7 @@ func (r *operatorSetResolver) RewardsSubmissions(ctx context.Context, obj *model
 	}
 	return &model.RewardsSubmissionPage{
 		Data: mapList(rows, func(s store.RewardsSubmission) *model.RewardsSubmission { return rewardsSubmissionFromStore(&s) }),
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
-			return loadPage(ctx, loadersFor(ctx).setSubmissionCounts, key, struct{}{})
-		}),
+		Meta: pageMeta(page, loadCount(ctx, "operator set submissions", loadersFor(ctx).setSubmissionCounts, key, struct{}{})),
 	}, nil
 }
 
@@ -607,7 +595,7 @@ func (r *queryResolver) AvsList(ctx context.Context, searchMode *model.SearchMod
 	}
 	return &model.AvsPage{
 		Data: mapList(rows, func(a store.AVS) *model.Avs { return avsFromStore(&a) }),
-		Meta: pageMeta(page, spending(l, func(ctx context.Context) (int, error) { return db.CountAVS(ctx, filter) })),
+		Meta: pageMeta(page, cachedCount(l, "avs", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountAVS(ctx, filter) }))),
 	}, nil
 }
 
@@ -629,7 +617,7 @@ func (r *queryResolver) AvsAddresses(ctx context.Context, searchMode *model.Sear
 	}
 	return &model.AvsAddressPage{
 		Data: mapList(rows, func(a store.AVS) *model.AvsAddress { return avsAddressFromStore(&a) }),
-		Meta: pageMeta(page, spending(l, func(ctx context.Context) (int, error) { return db.CountAVS(ctx, filter) })),
+		Meta: pageMeta(page, cachedCount(l, "avs", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountAVS(ctx, filter) }))),
 	}, nil
 }
 
@@ -677,7 +665,7 @@ func (r *queryResolver) Operators(ctx context.Context, searchMode *model.SearchM
 	}
 	return &model.OperatorPage{
 		Data: data,
-		Meta: pageMeta(page, spending(l, func(ctx context.Context) (int, error) { return db.CountOperators(ctx, filter) })),
+		Meta: pageMeta(page, cachedCount(l, "operators", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountOperators(ctx, filter) }))),
 	}, nil
 }
 
@@ -701,7 +689,7 @@ func (r *queryResolver) Stakers(ctx context.Context, updatedSince *string, skip 
 	if err != nil {
 		return nil, err
 	}
-	data, meta, err := feedPage(ctx, page,
+	data, meta, err := feedPage(ctx, page, "stakers", filter,
 		func(ctx context.Context, db *store.DB) ([]store.Staker, error) {
 			return db.ListStakers(ctx, filter, page)
 		},
@@ -742,7 +730,7 @@ func (r *queryResolver) Withdrawals(ctx context.Context, stakerAddress *string, 
 	}
 	return &model.WithdrawalPage{
 		Data: data,
-		Meta: pageMeta(page, spending(l, func(ctx context.Context) (int, error) { return db.CountWithdrawals(ctx, filter) })),
+		Meta: pageMeta(page, cachedCount(l, "withdrawals", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountWithdrawals(ctx, filter) }))),
 	}, nil
 }
 
@@ -786,7 +774,7 @@ func (r *queryResolver) OperatorSets(ctx context.Context, avs *string, skip *int
 	}
 	return &model.OperatorSetPage{
 		Data: mapList(rows, func(s store.OperatorSet) *model.OperatorSet { return operatorSetFromStore(&s) }),
-		Meta: pageMeta(page, spending(l, func(ctx context.Context) (int, error) { return db.CountOperatorSets(ctx, filter) })),
+		Meta: pageMeta(page, cachedCount(l, "operator sets", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountOperatorSets(ctx, filter) }))),
 	}, nil
 }
 
@@ -818,7 +806,7 @@ func (r *queryResolver) Slashings(ctx context.Context, avs *string, operator *st
 	}
 	return &model.SlashingPage{
 		Data: mapList(rows, slashingFromStore),
-		Meta: pageMeta(page, spending(l, func(ctx context.Context) (int, error) { return db.CountSlashings(ctx, filter) })),
+		Meta: pageMeta(page, cachedCount(l, "slashings", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountSlashings(ctx, filter) }))),
 	}, nil
 }
 
@@ -883,7 +871,7 @@ func (r *queryResolver) DelegationEvents(ctx context.Context, txHash *string, ty
 	}
 	f := args.Filter
 	f.Staker, f.Operator = stringValue(stakerAddress), stringValue(operatorAddress)
-	data, meta, err := feedPage(ctx, args.Page,
+	data, meta, err := feedPage(ctx, args.Page, "delegation events", f,
 		func(ctx context.Context, db *store.DB) ([]store.DelegationEvent, error) {
 			return db.ListDelegationEvents(ctx, f, args.Page)
 		},
@@ -906,7 +894,7 @@ func (r *queryResolver) Deposits(ctx context.Context, stakerAddress *string, tok
 		Token:    stringValue(tokenAddress),
 		Strategy: stringValue(strategyAddress),
 	}
-	data, meta, err := feedPage(ctx, page,
+	data, meta, err := feedPage(ctx, page, "deposits", f,
 		func(ctx context.Context, db *store.DB) ([]store.Deposit, error) { return db.ListDeposits(ctx, f, page) },
 		func(ctx context.Context, db *store.DB) (int, error) { return db.CountDeposits(ctx, f) },
 		withErr(depositFromStore))
@@ -930,7 +918,7 @@ func (r *queryResolver) DepositEvents(ctx context.Context, txHash *string, token
 		Strategy: stringValue(strategyAddress),
 		Staker:   stringValue(stakerAddress),
 	}
-	data, meta, err := feedPage(ctx, args.Page,
+	data, meta, err := feedPage(ctx, args.Page, "deposits", f,
 		func(ctx context.Context, db *store.DB) ([]store.Deposit, error) {
 			return db.ListDeposits(ctx, f, args.Page)
 		},
@@ -966,7 +954,7 @@ func (r *queryResolver) WithdrawalEvents(ctx context.Context, txHash *string, ty
 		Withdrawer:  stringValue(withdrawer),
 		Staker:      stringValue(stakerAddress),
 	}
-	data, meta, err := feedPage(ctx, args.Page,
+	data, meta, err := feedPage(ctx, args.Page, "withdrawal events", f,
 		func(ctx context.Context, db *store.DB) ([]store.WithdrawalEvent, error) {
 			return db.ListWithdrawalEvents(ctx, f, args.Page)
 		},
@@ -996,7 +984,7 @@ func (r *queryResolver) RewardsEvents(ctx context.Context, txHash *string, rewar
 		Token:  stringValue(rewardsSubmissionToken),
 		AVS:    stringValue(avsAddress),
 	}
-	data, meta, err := feedPage(ctx, args.Page,
+	data, meta, err := feedPage(ctx, args.Page, "rewards events", f,
 		func(ctx context.Context, db *store.DB) ([]store.RewardsEvent, error) {
 			return db.ListRewardsEvents(ctx, f, args.Page)
 		},
@@ -1025,7 +1013,7 @@ func (r *queryResolver) RegistrationEvents(ctx context.Context, txHash *string, 
 		registered := *status == model.RegistrationEventStatusRegistered
 		f.Registered = &registered
 	}
-	data, meta, err := feedPage(ctx, args.Page,
+	data, meta, err := feedPage(ctx, args.Page, "registration events", f,
 		func(ctx context.Context, db *store.DB) ([]store.RegistrationEvent, error) {
 			return db.ListRegistrationEvents(ctx, f, args.Page)
 		},
@@ -1129,7 +1117,7 @@ func (r *stakerResolver) DelegationEvents(ctx context.Context, obj *model.Staker
 		return nil, err
 	}
 	args.Filter.Operator = stringValue(operatorAddress)
-	return delegationEventPage(ctx, obj.Address, args,
+	return delegationEventPage(ctx, "staker delegation events", obj.Address, args,
 		loadersFor(ctx).stakerEvents,
 		loadersFor(ctx).stakerEventCounts)
 }
@@ -1154,9 +1142,7 @@ func (r *stakerResolver) Withdrawals(ctx context.Context, obj *model.Staker, sta
 	}
 	return &model.WithdrawalPage{
 		Data: data,
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
-			return loadPage(ctx, loadersFor(ctx).stakerWithdrawalCounts, obj.Address, st)
-		}),
+		Meta: pageMeta(page, loadCount(ctx, "staker withdrawals", loadersFor(ctx).stakerWithdrawalCounts, obj.Address, st)),
 	}, nil
 }
 
@@ -1195,9 +1181,7 @@ func (r *stakerResolver) Deposits(ctx context.Context, obj *model.Staker, skip *
 	}
 	return &model.DepositPage{
 		Data: mapList(rows, depositFromStore),
-		Meta: pageMeta(page, func(ctx context.Context) (int, error) {
-			return loadPage(ctx, loadersFor(ctx).stakerDepositCounts, obj.Address, struct{}{})
-		}),
+		Meta: pageMeta(page, loadCount(ctx, "staker deposits", loadersFor(ctx).stakerDepositCounts, obj.Address, struct{}{})),
 	}, nil
 }
 

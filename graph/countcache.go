@@ -1,0 +1,107 @@
+package graph
+
+import (
+	"context"
+	"sync"
+
+	"github.com/graph-gophers/dataloader/v7"
+)
+
+// DefaultCountCacheEntries bounds the totals an EntityCache keeps: far more
+// than the filters clients page through between two data versions.
+const DefaultCountCacheEntries = 20_000
+
+// countTable keeps the totals of paged lists (meta.total: the number of
+// records matching a filter) at the data version of its EntityCache. A
+// total is shared by every page of the same filter, so clients paging
+// through a list, or reading the first pages of a popular one with other
+// page sizes, have it counted once per data version instead of once per
+// page.
+//
+// Unlike the entity tables, a full countTable keeps what it holds and
+// takes no more until the data version changes: a client sending filters
+// that never repeat (a date range ending now, random search text) cannot
+// push out the totals that others read again.
+type countTable struct {
+	mu         sync.RWMutex
+	at         int64
+	maxEntries int
+	values     map[any]int
+}
+
+// countKey is the key of one total: the relation counted and the key of
+// the counted records within it (a filter, or a parent with its filter).
+type countKey[K comparable] struct {
+	relation string
+	key      K
+}
+
+// cachedCount returns count answering from the count cache of l's entity
+// cache the total of relation for key, at the current data version; with
+// no entity cache it returns count. Only a count read from the database is
+// kept, and only while the version it was read at is the current one.
+func cachedCount[K comparable](l *loaders, relation string, key K, count func(context.Context) (int, error)) func(context.Context) (int, error) {
+	c := l.entities
+	if c == nil {
+		return count
+	}
+	k := countKey[K]{relation: relation, key: key}
+	return func(ctx context.Context) (int, error) {
+		version, ok := c.version()
+		if !ok {
+			return count(ctx)
+		}
+		if n, hit := c.counts.get(version, k); hit {
+			return n, nil
+		}
+		n, err := count(ctx)
+		if err == nil {
+			c.counts.store(c, version, k, n)
+		}
+		return n, err
+	}
+}
+
+// get returns the total held for key at version.
+func (t *countTable) get(version int64, key any) (int, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.at != version {
+		return 0, false
+	}
+	n, ok := t.values[key]
+	return n, ok
+}
+
+// store keeps the total n of key, read at version, unless c's current
+// version is another one by now or t is full at that version.
+func (t *countTable) store(c *EntityCache, version int64, key any, n int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cur, ok := c.version(); !ok || cur != version || version < t.at {
+		return
+	}
+	if version != t.at || t.values == nil {
+		t.at, t.values = version, make(map[any]int)
+	}
+	if len(t.values) >= t.maxEntries {
+		return
+	}
+	t.values[key] = n
+}
+
+// len returns the number of totals held.
+func (t *countTable) len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.values)
+}
+
+// loadCount returns the count of parent's relation for args through the
+// loader counts, answered from the count cache when it holds it: only the
+// totals the cache misses are batched into a statement.
+func loadCount[A comparable](ctx context.Context, relation string, counts *dataloader.Loader[pageKey[A], int], parent string, args A) func(context.Context) (int, error) {
+	return cachedCount(loadersFor(ctx), relation, pageKey[A]{Parent: parent, Args: args}, func(ctx context.Context) (int, error) {
+		return loadPage(ctx, counts, parent, args)
+	})
+}

@@ -1,0 +1,67 @@
+package graph
+
+import (
+	"context"
+	"testing"
+)
+
+// A total read while a commit lands is not kept, a full count table keeps
+// what it holds, and a new version empties it.
+func TestCountCacheVersionsAndBound(t *testing.T) {
+	ctx := context.Background()
+	ver := &fakeVersion{v: 1}
+	c := NewEntityCache(ver.get, 0)
+	c.counts.maxEntries = 2
+	l := &loaders{entities: c}
+	reads := 0
+	counter := func(commit bool) func(context.Context) (int, error) {
+		return func(context.Context) (int, error) {
+			reads++
+			if commit {
+				ver.set(2, true)
+			}
+			return reads, nil
+		}
+	}
+	if _, err := cachedCount(l, "things", "a", counter(true))(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.counts.len(); n != 0 {
+		t.Errorf("%d totals kept from a read at an old version", n)
+	}
+	count := func(key string) int {
+		t.Helper()
+		n, err := cachedCount(l, "things", key, counter(false))(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a, b := count("a"), count("b")
+	if count("a") != a || count("b") != b {
+		t.Errorf("totals of a and b were read again")
+	}
+	c1, c2 := count("c"), count("c")
+	if c1 == c2 || c.counts.len() != 2 {
+		t.Errorf("a full table took c (%d, %d; %d totals held), want it read each time and 2 held", c1, c2, c.counts.len())
+	}
+	if count("a") != a {
+		t.Errorf("a full table dropped a")
+	}
+	// Another relation with the same key is another total.
+	if n, _ := cachedCount(l, "others", "a", counter(false))(ctx); n == a {
+		t.Errorf("relation others answered relation things' total")
+	}
+	ver.set(3, true)
+	if count("a") == a {
+		t.Errorf("a new version answered the old total")
+	}
+	if n := c.counts.len(); n != 1 {
+		t.Errorf("%d totals held after a new version and one read, want 1", n)
+	}
+	// With the version unknown nothing is kept.
+	ver.set(3, false)
+	if count("z") == count("z") {
+		t.Errorf("a total was kept while the version was unknown")
+	}
+}
