@@ -61,8 +61,9 @@ func (db *DB) selectContext(ctx context.Context, dest any, query string, args ..
 // selectPrepared is selectContext for a hot statement whose best plan does
 // not depend on its arguments, such as a batch read by key
 // (`WHERE key = ANY($1)`): the statement is prepared once per connection
-// and kept, so PostgreSQL parses it once and, after a few executions,
-// plans it once instead of on every execution. Planning the valued
+// of the keyed pool and kept, so PostgreSQL parses it once and, in that
+// pool's sessions, plans it once instead of on every execution (see
+// withGenericPlans). Planning the valued
 // positions of a page of stakers took as long as running it (1.5 ms each
 // under load on the bench data). A statement whose plan depends on its
 // arguments (a page at a skip, a time range) stays with selectContext.
@@ -85,7 +86,7 @@ func (db *DB) prepare(ctx context.Context, query string) (*sqlx.Stmt, error) {
 	if stmt, ok := db.prepared.Load(query); ok {
 		return stmt.(*sqlx.Stmt), nil
 	}
-	stmt, err := db.sql.PreparexContext(ctx, query)
+	stmt, err := db.keyed.PreparexContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}

@@ -19,3 +19,13 @@ func (db *DB) GetForTest(ctx context.Context, dest any, query string, args ...an
 
 // AVSDaysSQL is AVSDays' statement, for plans in tests.
 var AVSDaysSQL = avsDaysSQL
+
+// KeyedPlansForTest returns how many generic and custom plans PostgreSQL
+// made for the statements kept prepared on the keyed pool's connection the
+// query gets (the only one, in a pool of one connection).
+func (db *DB) KeyedPlansForTest(ctx context.Context) (generic, custom int64, err error) {
+	err = db.keyed.QueryRowContext(ctx, `
+		SELECT COALESCE(sum(generic_plans), 0), COALESCE(sum(custom_plans), 0)
+		FROM pg_prepared_statements`).Scan(&generic, &custom)
+	return generic, custom, err
+}

@@ -78,3 +78,47 @@ func TestPreparedStatements(t *testing.T) {
 		same("run after the connections ended", got)
 	}
 }
+
+// TestPreparedStatementsArePlannedOnce checks that a read by key kept
+// prepared is planned once for all its runs, even for one key, where
+// PostgreSQL's own choice would plan every run again; and that the pool of
+// the other statements keeps PostgreSQL's choice.
+func TestPreparedStatementsArePlannedOnce(t *testing.T) {
+	main := maintainedWorld(t)
+	ctx := context.Background()
+	db, err := main.NewPool(ctx, store.PoolConfig{MaxOpenConns: 1, MaxIdleConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var staker string
+	if err := storetest.SQL(t, main).GetContext(ctx, &staker, `
+		SELECT staker_address FROM staker_shares WHERE shares > 0
+		ORDER BY staker_address LIMIT 1`); err != nil {
+		t.Fatal(err)
+	}
+	const runs = 8
+	for range runs {
+		got, err := db.StakerSharesByStakers(ctx, []string{staker})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) == 0 {
+			t.Fatalf("no positions of staker %s", staker)
+		}
+	}
+	generic, custom, err := db.KeyedPlansForTest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if custom != 0 || generic != runs {
+		t.Errorf("%d runs made %d generic and %d custom plans; want %d generic, none custom", runs, generic, custom, runs)
+	}
+	var mode string
+	if err := db.GetForTest(ctx, &mode, `SHOW plan_cache_mode`); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "auto" {
+		t.Errorf("the pool of the other statements has plan_cache_mode %q, want auto", mode)
+	}
+}

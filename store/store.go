@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"net"
 	"strconv"
 	"sync"
@@ -40,13 +41,22 @@ type DB struct {
 	// statements counts the statements sent by this handle and by the
 	// pools opened from it with NewPool.
 	statements *atomic.Int64
+	// keyed is the pool of the statements selectPrepared keeps prepared,
+	// whose sessions plan each of them once (see openKeyedPool); sql itself
+	// for a handle made by Wrap.
+	keyed *sqlx.DB
 	// prepared holds the statements prepared by selectPrepared, by their
-	// text (a *sqlx.Stmt each).
+	// text (a *sqlx.Stmt each, on keyed).
 	prepared sync.Map
 }
 
 // Close closes the handle's connections.
-func (db *DB) Close() error { return db.sql.Close() }
+func (db *DB) Close() error {
+	if db.keyed != db.sql {
+		db.keyed.Close()
+	}
+	return db.sql.Close()
+}
 
 // URL returns the connection URL the handle was opened with, for tools and
 // tests that connect to the same database on their own.
@@ -54,7 +64,10 @@ func (db *DB) URL() string { return db.url }
 
 // SetMaxIdleConns sets how many idle connections the handle keeps; 0 closes
 // each connection when its work ends.
-func (db *DB) SetMaxIdleConns(n int) { db.sql.SetMaxIdleConns(n) }
+func (db *DB) SetMaxIdleConns(n int) {
+	db.sql.SetMaxIdleConns(n)
+	db.keyed.SetMaxIdleConns(n)
+}
 
 // VacuumAnalyze vacuums and analyzes every table, leaving a settled
 // database: visibility maps set (index-only scans skip the heap) and fresh
@@ -107,6 +120,28 @@ func open(ctx context.Context, url string, cfg PoolConfig, statements *atomic.In
 		ms := max(1, (cfg.StatementTimeout+time.Millisecond-1)/time.Millisecond)
 		runtime = map[string]string{"statement_timeout": strconv.FormatInt(int64(ms), 10)}
 	}
+	db, err := openPool(url, cfg, runtime, statements)
+	if err != nil {
+		return nil, err
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := db.PingContext(pingCtx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to database: %w", Classify(err))
+	}
+	keyed, err := openPool(url, cfg, withGenericPlans(runtime), statements)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &DB{sql: db, keyed: keyed, url: url, statements: statements}, nil
+}
+
+// openPool returns a pool of cfg's size on the database at url whose
+// sessions start with the settings of runtime. It connects only when a
+// connection is first needed.
+func openPool(url string, cfg PoolConfig, runtime map[string]string, statements *atomic.Int64) (*sqlx.DB, error) {
 	connector, err := newCountingConnector(url, runtime, statements)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -115,21 +150,36 @@ func open(ctx context.Context, url string, cfg PoolConfig, statements *atomic.In
 	db.SetMaxOpenConns(cfg.MaxOpenConns)
 	db.SetMaxIdleConns(cfg.MaxIdleConns)
 	db.SetConnMaxLifetime(cfg.ConnMaxLifetime)
-	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := db.PingContext(pingCtx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("connect to database: %w", Classify(err))
-	}
 	// sqlx picks its bind style from the driver name; ours is PostgreSQL's.
-	return &DB{sql: sqlx.NewDb(db, "postgres"), url: url, statements: statements}, nil
+	return sqlx.NewDb(db, "postgres"), nil
+}
+
+// withGenericPlans returns the session settings of runtime for the pool of
+// the statements selectPrepared keeps prepared: reads by key (`WHERE key =
+// ANY($1)`), whose plan is the same whatever the keys. PostgreSQL would
+// otherwise plan each execution again for good: it compares its generic
+// plan's estimate, made for an array of unknown length, with the custom
+// plans' estimates for the one or few keys usually asked for, and the
+// generic one always looks dearer. Planning the staker positions' read by
+// key took 0.5 ms alone and 2 ms under load, against 0.07 ms to run it.
+// The dynamic statements (a page at a skip, a time range), whose best plan
+// does depend on their arguments, run on the other pool with PostgreSQL's
+// usual choice.
+func withGenericPlans(runtime map[string]string) map[string]string {
+	out := maps.Clone(runtime)
+	if out == nil {
+		out = make(map[string]string, 1)
+	}
+	out["plan_cache_mode"] = "force_generic_plan"
+	return out
 }
 
 // Wrap returns a handle on a pool opened with another driver (one that
 // records its statements, say). It counts no statements and cannot open
 // pools with NewPool.
 func Wrap(pool *sql.DB) *DB {
-	return &DB{sql: sqlx.NewDb(pool, "postgres"), statements: new(atomic.Int64)}
+	db := sqlx.NewDb(pool, "postgres")
+	return &DB{sql: db, keyed: db, statements: new(atomic.Int64)}
 }
 
 // NewPool opens another handle on the same database, with a pool of its
