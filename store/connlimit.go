@@ -59,14 +59,17 @@ func (db *DB) selectContext(ctx context.Context, dest any, query string, args ..
 }
 
 // selectPrepared is selectContext for a hot statement whose best plan does
-// not depend on its arguments, such as a batch read by key
-// (`WHERE key = ANY($1)`): the statement is prepared once per connection
-// of the keyed pool and kept, so PostgreSQL parses it once and, in that
-// pool's sessions, plans it once instead of on every execution (see
-// withGenericPlans). Planning the valued
-// positions of a page of stakers took as long as running it (1.5 ms each
-// under load on the bench data). A statement whose plan depends on its
-// arguments (a page at a skip, a time range) stays with selectContext.
+// not depend on its arguments, such as a batch read by key (`WHERE key =
+// ANY($1)`): the statement is prepared once per connection of the keyed
+// pool and kept, so PostgreSQL parses it once and, in that pool's
+// sessions, plans it once instead of on every execution (see
+// withGenericPlans). Planning the valued positions of a page of stakers
+// took as long as running it (1.5 ms each under load on the bench data).
+// One key's page read in the order of an index on the key and the sort
+// columns, in a LATERAL per key, has that plan whatever its arguments and
+// is kept prepared too. A statement whose plan does depend on them (a page
+// of a whole list at a skip, the pages of an AVS's stakers, a feed's
+// range) stays with selectContext.
 func (db *DB) selectPrepared(ctx context.Context, dest any, query string, args ...any) error {
 	release, err := hold(ctx)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
@@ -79,10 +80,12 @@ func TestPreparedStatements(t *testing.T) {
 	}
 }
 
-// TestPreparedStatementsArePlannedOnce checks that a read by key kept
-// prepared is planned once for all its runs, even for one key, where
-// PostgreSQL's own choice would plan every run again; and that the pool of
-// the other statements keeps PostgreSQL's choice.
+// TestPreparedStatementsArePlannedOnce checks that the reads by key kept
+// prepared (a staker's positions, a page of its events in a date range and
+// of its withdrawals, with their totals) are planned once for all their
+// runs, even for one key, where PostgreSQL's own choice would plan every
+// run again; and that the pool of the other statements keeps PostgreSQL's
+// choice.
 func TestPreparedStatementsArePlannedOnce(t *testing.T) {
 	main := maintainedWorld(t)
 	ctx := context.Background()
@@ -97,22 +100,44 @@ func TestPreparedStatementsArePlannedOnce(t *testing.T) {
 		ORDER BY staker_address LIMIT 1`); err != nil {
 		t.Fatal(err)
 	}
+	keys := []string{staker}
+	end := time.Date(2025, 3, 15, 0, 0, 0, 0, time.UTC)
+	events := store.DelegationEventFilter{Start: end.AddDate(0, 0, -30), End: end}
+	reads := []func(i int) error{
+		func(int) error {
+			got, err := db.StakerSharesByStakers(ctx, keys)
+			if err == nil && len(got) == 0 {
+				t.Fatalf("no positions of staker %s", staker)
+			}
+			return err
+		},
+		func(i int) error {
+			f := events
+			f.Start = f.Start.AddDate(0, 0, -i) // another range each run
+			_, err := db.ListDelegationEventsByStakers(ctx, keys, f, store.Page{Skip: i, Take: 10})
+			return err
+		},
+		func(int) error { _, err := db.CountDelegationEventsByStakers(ctx, keys, events); return err },
+		func(i int) error {
+			_, err := db.ListWithdrawalsByStakers(ctx, keys, "", store.Page{Skip: i, Take: 10})
+			return err
+		},
+		func(int) error { _, err := db.CountWithdrawalsByStakers(ctx, keys, ""); return err },
+	}
 	const runs = 8
-	for range runs {
-		got, err := db.StakerSharesByStakers(ctx, []string{staker})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) == 0 {
-			t.Fatalf("no positions of staker %s", staker)
+	for i := range runs {
+		for _, read := range reads {
+			if err := read(i); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	generic, custom, err := db.KeyedPlansForTest(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if custom != 0 || generic != runs {
-		t.Errorf("%d runs made %d generic and %d custom plans; want %d generic, none custom", runs, generic, custom, runs)
+	if want := int64(runs * len(reads)); custom != 0 || generic != want {
+		t.Errorf("%d runs of %d reads made %d generic and %d custom plans; want %d generic, none custom", runs, len(reads), generic, custom, want)
 	}
 	var mode string
 	if err := db.GetForTest(ctx, &mode, `SHOW plan_cache_mode`); err != nil {

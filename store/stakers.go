@@ -49,7 +49,7 @@ func (db *DB) ListOperatorStakers(ctx context.Context, operators []string, p Pag
 		return nil, err
 	}
 	var out []OperatorStaker
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT k.key, x.*
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (
@@ -130,6 +130,8 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, 
 			UNION ALL
 			SELECT '', $3 FROM refreshed WHERE NOT refreshed.yes`
 	}
+	// Not kept prepared: the generic plan, made without the skip and the
+	// date, ran this page at half the rate of the plans made for them.
 	var out []OperatorStaker
 	if err := db.selectContext(ctx, &out, `
 		SELECT k.key, `+stakerColumns+`
@@ -374,7 +376,7 @@ func (db *DB) listDelegationEvents(ctx context.Context, owner string, keys []str
 	k := q.add(pq.Array(keys))
 	conds := f.conditions(&q)
 	var out []DelegationEvent
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT k.key, e.tx_hash, e.block_number, e.log_index, e.block_time, e.type::text AS type,
 		       e.staker_address, e.operator_address, e.strategy_address, e.shares::text AS shares,
 		       s.underlying_token,
@@ -414,7 +416,7 @@ func (db *DB) countDelegationEvents(ctx context.Context, owner string, keys []st
 	k := q.add(pq.Array(keys))
 	conds := f.conditions(&q)
 	col := delegationEventOwners[owner]
-	return db.countByKey(ctx, "count delegation events", `
+	return db.countByKeyPrepared(ctx, "count delegation events", `
 		SELECT `+col+` AS key, count(*) AS n
 		FROM delegation_events e
 		WHERE `+col+` = ANY(`+k+`)`+and(conds...)+`
@@ -451,7 +453,7 @@ func (db *DB) ListDepositsByStakers(ctx context.Context, stakers []string, p Pag
 		return nil, err
 	}
 	var out []Deposit
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT k.key, x.*
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (

@@ -427,7 +427,7 @@ func (db *DB) ListWithdrawalsByStakers(ctx context.Context, stakers []string, st
 		return nil, err
 	}
 	var out []StakerWithdrawal
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT k.key, x.*
 		FROM unnest(`+keys+`::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (
@@ -453,7 +453,7 @@ func (db *DB) CountWithdrawalsByStakers(ctx context.Context, stakers []string, s
 	if err != nil {
 		return nil, err
 	}
-	return db.countByKey(ctx, "count staker withdrawals", `
+	return db.countByKeyPrepared(ctx, "count staker withdrawals", `
 		SELECT w.staker_address AS key, count(*) AS n
 		FROM withdrawals w
 		WHERE w.staker_address = ANY(`+keys+`)`+and(conds...)+`
