@@ -611,12 +611,17 @@ func explainGeneric(t *testing.T, db *sql.DB, query string, args []any) planNode
 	for i, a := range args {
 		literals[i] = sqlLiteral(t, a)
 	}
+	// A statement without parameters is executed without parentheses.
+	execute := "EXECUTE generic_plan_check"
+	if len(literals) > 0 {
+		execute += "(" + strings.Join(literals, ", ") + ")"
+	}
 	var out string
 	for _, stmt := range []string{
 		"DEALLOCATE ALL",
 		"SET plan_cache_mode = force_generic_plan",
 		"PREPARE generic_plan_check AS " + query,
-		"EXPLAIN (FORMAT JSON) EXECUTE generic_plan_check(" + strings.Join(literals, ", ") + ")",
+		"EXPLAIN (FORMAT JSON) " + execute,
 		"DEALLOCATE generic_plan_check",
 		"RESET plan_cache_mode",
 	} {
