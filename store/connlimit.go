@@ -66,10 +66,12 @@ func (db *DB) selectContext(ctx context.Context, dest any, query string, args ..
 // withGenericPlans). Planning the valued positions of a page of stakers
 // took as long as running it (1.5 ms each under load on the bench data).
 // One key's page read in the order of an index on the key and the sort
-// columns, in a LATERAL per key, has that plan whatever its arguments and
-// is kept prepared too. A statement whose plan does depend on them (a page
-// of a whole list at a skip, the pages of an AVS's stakers, a feed's
-// range) stays with selectContext.
+// columns, in a LATERAL per key, and a feed's page of a time range read
+// in the order of the time index have that plan whatever their arguments
+// and are kept prepared too. A statement whose plan does depend on them (a
+// page of a whole list at a skip, the pages of an AVS's stakers) stays
+// with selectContext. The bench's plan check explains the generic plan of
+// every statement kept prepared.
 func (db *DB) selectPrepared(ctx context.Context, dest any, query string, args ...any) error {
 	release, err := hold(ctx)
 	if err != nil {

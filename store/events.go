@@ -25,7 +25,7 @@ func (db *DB) ListDelegationEvents(ctx context.Context, f DelegationEventFilter,
 	var q queryArgs
 	conds := f.conditions(&q)
 	var out []DelegationEvent
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT e.tx_hash, e.block_number, e.log_index, e.block_time, e.type::text AS type,
 		       e.staker_address, e.operator_address, e.strategy_address, e.shares::text AS shares,
 		       s.underlying_token,
@@ -58,10 +58,10 @@ func (db *DB) CountDelegationEvents(ctx context.Context, f DelegationEventFilter
 		// The day counts' subjects of delegation events: the operator,
 		// the type, and the type with the operator.
 		subject := strings.TrimSpace(f.Type + " " + f.Operator)
-		return db.countRows(ctx, "count delegation events",
+		return db.countRowsPrepared(ctx, "count delegation events",
 			"SELECT "+dayCounted(&q, dayCountedDelegations, subject, f.Start, f.End, count), q.args...)
 	}
-	return db.countRows(ctx, "count delegation events", count(f.Start, f.End), q.args...)
+	return db.countRowsPrepared(ctx, "count delegation events", count(f.Start, f.End), q.args...)
 }
 
 // countRows runs a statement that selects one count.
@@ -71,6 +71,20 @@ func (db *DB) countRows(ctx context.Context, what, query string, args ...any) (i
 		return 0, fmt.Errorf("%s: %w", what, Classify(err))
 	}
 	return n, nil
+}
+
+// countRowsPrepared is countRows with the statement kept prepared (see
+// selectPrepared), for a count whose plan does not depend on its
+// arguments.
+func (db *DB) countRowsPrepared(ctx context.Context, what, query string, args ...any) (int, error) {
+	var n []int
+	if err := db.selectPrepared(ctx, &n, query, args...); err != nil {
+		return 0, fmt.Errorf("%s: %w", what, Classify(err))
+	}
+	if len(n) != 1 {
+		return 0, fmt.Errorf("%s: %d rows", what, len(n))
+	}
+	return n[0], nil
 }
 
 // DepositFilter selects deposits; every field is optional. Start and End
@@ -138,8 +152,17 @@ func (db *DB) ListDeposits(ctx context.Context, f DepositFilter, p Page) ([]Depo
 		conds = append(conds, "d.block_time < (SELECT (start.bucket + 1)::timestamp AT TIME ZONE 'UTC' FROM start)")
 		offset = "(SELECT start.skip FROM start)"
 	}
+	// A page of a time range (the deposit feed's) is kept prepared like
+	// the other feeds' pages: its generic plan walks the time index. Without
+	// a range, the generic plan, which expects the LIMIT to take a tenth
+	// of the table, scans every deposit, so such pages, and the deep ones,
+	// are planned for their arguments.
+	run := db.selectPrepared
+	if with != "" || f.Start.IsZero() {
+		run = db.selectContext
+	}
 	var out []Deposit
-	if err := db.selectContext(ctx, &out, with+`
+	if err := run(ctx, &out, with+`
 		SELECT d.tx_hash, d.block_number, d.log_index, d.block_time, d.staker_address,
 		       COALESCE(d.token_address, s.underlying_token) AS token_address,
 		       d.strategy_address, d.shares::text AS shares, s.underlying_token,
@@ -166,7 +189,7 @@ func (db *DB) ListDeposits(ctx context.Context, f DepositFilter, p Page) ([]Depo
 // of rows.
 func (db *DB) CountDeposits(ctx context.Context, f DepositFilter) (int, error) {
 	if f.isZero() {
-		return db.countRows(ctx, "count deposits", `
+		return db.countRowsPrepared(ctx, "count deposits", `
 			SELECT COALESCE((SELECT total_deposits FROM daily_snapshots ORDER BY day DESC LIMIT 1), 0)`)
 	}
 	var q queryArgs
@@ -176,10 +199,10 @@ func (db *DB) CountDeposits(ctx context.Context, f DepositFilter) (int, error) {
 		return `SELECT count(*) FROM deposits d ` + where(g.conditions(&q)...)
 	}
 	if f.TxHash == "" && f.Token == "" && f.Staker == "" {
-		return db.countRows(ctx, "count deposits",
+		return db.countRowsPrepared(ctx, "count deposits",
 			"SELECT "+dayCounted(&q, dayCountedDeposits, f.Strategy, f.Start, f.End, count), q.args...)
 	}
-	return db.countRows(ctx, "count deposits", count(f.Start, f.End), q.args...)
+	return db.countRowsPrepared(ctx, "count deposits", count(f.Start, f.End), q.args...)
 }
 
 // The kinds of withdrawal event.
@@ -296,7 +319,7 @@ func (db *DB) ListWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter,
 		union += "\n\t\t\t(" + b + ")"
 	}
 	var out []WithdrawalEvent
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT x.type, w.tx_hash, x.block_number, x.log_index, x.block_time,
 		       w.withdrawal_root, w.nonce::text AS nonce, w.staker_address, w.delegated_to,
 		       w.withdrawer_address, w.start_block,
@@ -359,7 +382,7 @@ func (db *DB) CountWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter
 			sums = append(sums, "("+count(f.Start, f.End)+")")
 		}
 	}
-	return db.countRows(ctx, "count withdrawal events", "SELECT "+strings.Join(sums, " + "), q.args...)
+	return db.countRowsPrepared(ctx, "count withdrawal events", "SELECT "+strings.Join(sums, " + "), q.args...)
 }
 
 // RewardsEventFilter selects rewards submissions as events. The time range
@@ -415,7 +438,7 @@ func (db *DB) ListRewardsEvents(ctx context.Context, f RewardsEventFilter, p Pag
 	var q queryArgs
 	conds := f.conditions(&q)
 	var out []RewardsEvent
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+rewardsSubmissionColumns+`,
 		       COALESCE(token_eth(r.amount, t.decimals, t.eth_price)::text, '') AS eth_value,
 		       COALESCE(v.strategies, '{}') AS strategies, COALESCE(v.multipliers, '{}') AS multipliers,
@@ -447,7 +470,7 @@ func (db *DB) ListRewardsEvents(ctx context.Context, f RewardsEventFilter, p Pag
 func (db *DB) CountRewardsEvents(ctx context.Context, f RewardsEventFilter) (int, error) {
 	var q queryArgs
 	conds := f.conditions(&q)
-	return db.countRows(ctx, "count rewards events", `
+	return db.countRowsPrepared(ctx, "count rewards events", `
 		SELECT count(*) FROM rewards_submissions r `+where(conds...), q.args...)
 }
 
@@ -504,7 +527,7 @@ func (db *DB) ListRegistrationEvents(ctx context.Context, f RegistrationEventFil
 	var q queryArgs
 	conds := f.conditions(&q)
 	var out []RegistrationEvent
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT e.tx_hash, e.block_number, e.log_index, e.block_time, e.operator_address, e.avs_address, e.registered
 		FROM registration_events e
 		`+where(conds...)+`
@@ -520,6 +543,6 @@ func (db *DB) ListRegistrationEvents(ctx context.Context, f RegistrationEventFil
 func (db *DB) CountRegistrationEvents(ctx context.Context, f RegistrationEventFilter) (int, error) {
 	var q queryArgs
 	conds := f.conditions(&q)
-	return db.countRows(ctx, "count registration events", `
+	return db.countRowsPrepared(ctx, "count registration events", `
 		SELECT count(*) FROM registration_events e `+where(conds...), q.args...)
 }

@@ -82,7 +82,8 @@ func TestPreparedStatements(t *testing.T) {
 
 // TestPreparedStatementsArePlannedOnce checks that the reads by key kept
 // prepared (a staker's positions, a page of its events in a date range and
-// of its withdrawals, with their totals) are planned once for all their
+// of its withdrawals, with their totals, and a page of the withdrawal
+// events feed with its total) are planned once for all their
 // runs, even for one key, where PostgreSQL's own choice would plan every
 // run again; and that the pool of the other statements keeps PostgreSQL's
 // choice.
@@ -123,6 +124,14 @@ func TestPreparedStatementsArePlannedOnce(t *testing.T) {
 			return err
 		},
 		func(int) error { _, err := db.CountWithdrawalsByStakers(ctx, keys, ""); return err },
+		func(i int) error {
+			_, err := db.ListWithdrawalEvents(ctx, store.WithdrawalEventFilter{Start: events.Start, End: events.End}, store.Page{Skip: i, Take: 10})
+			return err
+		},
+		func(int) error {
+			_, err := db.CountWithdrawalEvents(ctx, store.WithdrawalEventFilter{Start: events.Start, End: events.End})
+			return err
+		},
 	}
 	const runs = 8
 	for i := range runs {
