@@ -2,9 +2,12 @@ package graph
 
 import (
 	"context"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
+	"github.com/stakegraph/stakegraph/store"
 )
 
 // DefaultCountCacheEntries bounds the totals an EntityCache keeps: far more
@@ -104,4 +107,41 @@ func loadCount[A comparable](ctx context.Context, relation string, counts *datal
 	return cachedCount(loadersFor(ctx), relation, pageKey[A]{Parent: parent, Args: args}, func(ctx context.Context) (int, error) {
 		return loadPage(ctx, counts, parent, args)
 	})
+}
+
+// Count cache keys compare pointers by address, so a filter with pointer
+// fields would never share its total between two requests. The filters
+// below are keyed by what their pointers point to.
+
+// registrationEventsKey is a RegistrationEventFilter by value.
+type registrationEventsKey struct {
+	filter     store.RegistrationEventFilter // Registered nil
+	registered string                        // "", "true" or "false"
+}
+
+func registrationEventsKeyOf(f store.RegistrationEventFilter) registrationEventsKey {
+	k := registrationEventsKey{filter: f}
+	k.filter.Registered = nil
+	if f.Registered != nil {
+		k.registered = strconv.FormatBool(*f.Registered)
+	}
+	return k
+}
+
+// slashingsKey is a SlashingFilter by value.
+type slashingsKey struct {
+	filter     store.SlashingFilter // Start and End nil
+	start, end string               // RFC 3339 with nanoseconds, "" when nil
+}
+
+func slashingsKeyOf(f store.SlashingFilter) slashingsKey {
+	k := slashingsKey{filter: f}
+	k.filter.Start, k.filter.End = nil, nil
+	if f.Start != nil {
+		k.start = f.Start.UTC().Format(time.RFC3339Nano)
+	}
+	if f.End != nil {
+		k.end = f.End.UTC().Format(time.RFC3339Nano)
+	}
+	return k
 }

@@ -3,6 +3,9 @@ package graph
 import (
 	"context"
 	"testing"
+	"time"
+
+	"github.com/stakegraph/stakegraph/store"
 )
 
 // A total read while a commit lands is not kept, a full count table keeps
@@ -63,5 +66,33 @@ func TestCountCacheVersionsAndBound(t *testing.T) {
 	ver.set(3, false)
 	if count("z") == count("z") {
 		t.Errorf("a total was kept while the version was unknown")
+	}
+}
+
+// Filters with pointer fields are keyed by what they point to: the same
+// filter from two requests shares its total, and another value does not.
+func TestCountKeysOfFiltersWithPointers(t *testing.T) {
+	yes, yesAgain, no := true, true, false
+	reg := func(b *bool) store.RegistrationEventFilter {
+		return store.RegistrationEventFilter{AVS: "0xa", Registered: b}
+	}
+	if registrationEventsKeyOf(reg(&yes)) != registrationEventsKeyOf(reg(&yesAgain)) {
+		t.Error("two requests' equal registration filters have different keys")
+	}
+	if registrationEventsKeyOf(reg(&yes)) == registrationEventsKeyOf(reg(&no)) ||
+		registrationEventsKeyOf(reg(&yes)) == registrationEventsKeyOf(reg(nil)) {
+		t.Error("registration filters for other statuses share a key")
+	}
+	day := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	dayAgain, later := day, day.Add(time.Nanosecond)
+	sl := func(start, end *time.Time) store.SlashingFilter {
+		return store.SlashingFilter{Operator: "0xb", Start: start, End: end}
+	}
+	if slashingsKeyOf(sl(&day, nil)) != slashingsKeyOf(sl(&dayAgain, nil)) {
+		t.Error("two requests' equal slashing filters have different keys")
+	}
+	if slashingsKeyOf(sl(&day, nil)) == slashingsKeyOf(sl(&later, nil)) ||
+		slashingsKeyOf(sl(&day, nil)) == slashingsKeyOf(sl(nil, &day)) {
+		t.Error("other slashing ranges share a key")
 	}
 }

@@ -806,7 +806,7 @@ func (r *queryResolver) Slashings(ctx context.Context, avs *string, operator *st
 	}
 	return &model.SlashingPage{
 		Data: mapList(rows, slashingFromStore),
-		Meta: pageMeta(page, cachedCount(l, "slashings", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountSlashings(ctx, filter) }))),
+		Meta: pageMeta(page, cachedCount(l, "slashings", slashingsKeyOf(filter), spending(l, func(ctx context.Context) (int, error) { return db.CountSlashings(ctx, filter) }))),
 	}, nil
 }
 
@@ -1013,7 +1013,7 @@ func (r *queryResolver) RegistrationEvents(ctx context.Context, txHash *string, 
 		registered := *status == model.RegistrationEventStatusRegistered
 		f.Registered = &registered
 	}
-	data, meta, err := feedPage(ctx, args.Page, "registration events", f,
+	data, meta, err := feedPage(ctx, args.Page, "registration events", registrationEventsKeyOf(f),
 		func(ctx context.Context, db *store.DB) ([]store.RegistrationEvent, error) {
 			return db.ListRegistrationEvents(ctx, f, args.Page)
 		},
