@@ -66,19 +66,20 @@ func (db *DB) CountDelegationEvents(ctx context.Context, f DelegationEventFilter
 
 // countRows runs a statement that selects one count.
 func (db *DB) countRows(ctx context.Context, what, query string, args ...any) (int, error) {
-	var n int
-	if err := db.getContext(ctx, &n, query, args...); err != nil {
-		return 0, fmt.Errorf("%s: %w", what, Classify(err))
-	}
-	return n, nil
+	return db.countOne(ctx, db.selectContext, what, query, args...)
 }
 
 // countRowsPrepared is countRows with the statement kept prepared (see
 // selectPrepared), for a count whose plan does not depend on its
 // arguments.
 func (db *DB) countRowsPrepared(ctx context.Context, what, query string, args ...any) (int, error) {
+	return db.countOne(ctx, db.selectPrepared, what, query, args...)
+}
+
+// countOne runs with run a query that returns one count.
+func (db *DB) countOne(ctx context.Context, run func(ctx context.Context, dest any, query string, args ...any) error, what, query string, args ...any) (int, error) {
 	var n []int
-	if err := db.selectPrepared(ctx, &n, query, args...); err != nil {
+	if err := run(ctx, &n, query, args...); err != nil {
 		return 0, fmt.Errorf("%s: %w", what, Classify(err))
 	}
 	if len(n) != 1 {
