@@ -1,7 +1,6 @@
 package election_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stakegraph/stakegraph/election"
+	"github.com/stakegraph/stakegraph/internal/syncbuffer"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -38,25 +38,7 @@ type candidate struct {
 	done   chan error
 	// working is 1 while this candidate's work runs.
 	working atomic.Int32
-	log     syncBuffer
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	log     syncbuffer.Buffer
 }
 
 func start(t *testing.T, db *store.DB, name string, running *atomic.Int32, overlaps *atomic.Int32, work func(context.Context) error) *candidate {

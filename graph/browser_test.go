@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/stakegraph/stakegraph/demo/demotest"
+	"github.com/stakegraph/stakegraph/internal/syncbuffer"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -175,7 +176,7 @@ func startServe(t *testing.T, dbURL string) string {
 
 	cmd := exec.Command(bin, "serve", "--addr", addr, "--admin-addr", "off")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL)
-	logs := new(syncBuffer)
+	logs := new(syncbuffer.Buffer)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -210,23 +211,4 @@ func startServe(t *testing.T, dbURL string) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-}
-
-// syncBuffer collects a process's output for the test to read while the
-// process runs.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/stakegraph/stakegraph/internal/freeport"
+	"github.com/stakegraph/stakegraph/internal/syncbuffer"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -122,7 +123,7 @@ func serveOnFreePort(t *testing.T, dbURL string, flags ...string) string {
 	addr := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	env := map[string]string{"DATABASE_URL": dbURL, "STAKEGRAPH_ADDR": addr, "STAKEGRAPH_LOG_LEVEL": "warn"}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuffer.Buffer
 	done := make(chan int, 1)
 	go func() {
 		args := append([]string{"serve", "--admin-addr", "off"}, flags...)

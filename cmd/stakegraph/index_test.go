@@ -17,6 +17,7 @@ import (
 
 	"github.com/stakegraph/stakegraph/indexer/testchain"
 	"github.com/stakegraph/stakegraph/internal/freeport"
+	"github.com/stakegraph/stakegraph/internal/syncbuffer"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -63,7 +64,7 @@ func TestIndexCommandFollowsASimulatedChain(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuffer.Buffer
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"index", "--network", "holesky", "--rpc-url", proxy.URL, "--contracts", file,
@@ -122,7 +123,7 @@ func TestIndexCommandFollowsASimulatedChain(t *testing.T) {
 // waitWhileRunning waits until ok holds, failing the test after a minute
 // or when the command named name, whose exit code done delivers, ends
 // first; the failure shows the command's stderr.
-func waitWhileRunning(t *testing.T, name string, done <-chan int, stderr *lockedBuffer, what string, ok func() bool) {
+func waitWhileRunning(t *testing.T, name string, done <-chan int, stderr *syncbuffer.Buffer, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !ok() {
@@ -183,7 +184,7 @@ func TestServeIndexRunsTheIndexerInTheServer(t *testing.T) {
 	adminAddr := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuffer.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--network", "holesky", "--addr", addr, "--admin-addr", adminAddr,
@@ -258,13 +259,13 @@ func TestServeIndexOnTwoInstancesElectsOneIndexer(t *testing.T) {
 		admin  string
 		cancel context.CancelFunc
 		done   chan int
-		stderr *lockedBuffer
+		stderr *syncbuffer.Buffer
 	}
 	start := func() *instance {
-		in := &instance{admin: fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)), done: make(chan int, 1), stderr: new(lockedBuffer)}
+		in := &instance{admin: fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)), done: make(chan int, 1), stderr: new(syncbuffer.Buffer)}
 		ctx, cancel := context.WithCancel(context.Background())
 		in.cancel = cancel
-		var stdout lockedBuffer
+		var stdout syncbuffer.Buffer
 		go func() {
 			in.done <- run(ctx, []string{"serve", "--network", "holesky", "--addr", fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)), "--admin-addr", in.admin,
 				"--index", "--rpc-url", proxy.URL, "--contracts", file, "--confirmations", "0", "--poll-interval", "50ms",

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -11,33 +10,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stakegraph/stakegraph/internal/freeport"
+	"github.com/stakegraph/stakegraph/internal/syncbuffer"
 	"github.com/stakegraph/stakegraph/localpg"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
-
-// lockedBuffer is an output sink safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 type result struct {
 	code           int
@@ -47,7 +28,7 @@ type result struct {
 // stakegraph runs the command line with the given environment only.
 func stakegraph(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuffer.Buffer
 	code := run(context.Background(), args, func(k string) string { return env[k] }, &stdout, &stderr)
 	return result{code, stdout.String(), stderr.String()}
 }
@@ -280,7 +261,7 @@ func TestServe(t *testing.T) {
 	env := map[string]string{"DATABASE_URL": storetest.NewURL(t), "STAKEGRAPH_ADDR": addr}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuffer.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--admin-addr", adminAddr}, func(k string) string { return env[k] }, &stdout, &stderr)

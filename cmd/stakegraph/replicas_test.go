@@ -20,6 +20,7 @@ import (
 
 	"github.com/stakegraph/stakegraph/indexer/testchain"
 	"github.com/stakegraph/stakegraph/internal/freeport"
+	"github.com/stakegraph/stakegraph/internal/syncbuffer"
 	"github.com/stakegraph/stakegraph/localpg"
 	"github.com/stakegraph/stakegraph/store"
 )
@@ -109,7 +110,7 @@ func TestServeReadsFromReplicas(t *testing.T) {
 
 	addr, admin := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	runCtx, cancel := context.WithCancel(ctx)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuffer.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(runCtx, []string{"serve", "--network", "holesky", "--addr", addr, "--admin-addr", admin,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stakegraph/stakegraph/apikey"
 	"github.com/stakegraph/stakegraph/internal/freeport"
+	"github.com/stakegraph/stakegraph/internal/syncbuffer"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
@@ -140,7 +141,7 @@ func serveAdmin(t *testing.T, env map[string]string, flags ...string) string {
 		e[k] = v
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuffer.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, append([]string{"serve"}, flags...), func(k string) string { return e[k] }, &stdout, &stderr)

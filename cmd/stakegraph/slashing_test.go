@@ -20,6 +20,7 @@ import (
 
 	"github.com/stakegraph/stakegraph/chain"
 	"github.com/stakegraph/stakegraph/indexer/slashingchain"
+	"github.com/stakegraph/stakegraph/internal/syncbuffer"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
@@ -535,7 +536,7 @@ func indexChain(t *testing.T, dbURL, rpcURL string, n chain.Network, head uint64
 	defer db.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr syncbuffer.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"index", "--network", "holesky", "--rpc-url", rpcURL, "--contracts", file,
