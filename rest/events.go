@@ -52,8 +52,10 @@ type eventFeed struct {
 	subject, filter string
 	// params reads the route's own parameters.
 	params func(p *params, vs vars)
-	// clean removes an event's absent values; nil answers as executed.
-	clean func(event map[string]any)
+	// absent names the members of the answer ({"data": [events], "meta"})
+	// that are left out where null, rather than written as null; none
+	// answers as executed.
+	absent nullPaths
 }
 
 // serveFeed serves the route that f describes.
@@ -96,29 +98,14 @@ func (h *handlers) serveFeed(f eventFeed) http.HandlerFunc {
 			respond.Error(w, r, notFoundError(err, "no "+subjectName[check]+" has the address "+chi.URLParam(r, "address")))
 			return
 		}
-		if f.clean == nil {
-			respond.RawJSON(w, r, http.StatusOK, raw)
-			return
+		if len(f.absent) > 0 {
+			if raw, err = leaveOutNulls(raw, f.absent); err != nil {
+				respond.Error(w, r, fmt.Errorf("events: %w", err))
+				return
+			}
 		}
-		respondEvents(w, r, raw, f.clean)
+		respond.RawJSON(w, r, http.StatusOK, raw)
 	}
-}
-
-// respondEvents answers with the page of events raw, each passed through
-// clean first.
-func respondEvents(w http.ResponseWriter, r *http.Request, raw json.RawMessage, clean func(map[string]any)) {
-	var page struct {
-		Data []map[string]any `json:"data"`
-		Meta map[string]any   `json:"meta"`
-	}
-	if err := decode(raw, &page); err != nil {
-		respond.Error(w, r, fmt.Errorf("decode events: %w", err))
-		return
-	}
-	for _, event := range page.Data {
-		clean(event)
-	}
-	respond.JSON(w, r, http.StatusOK, page)
 }
 
 // checkName and subjectName name a kind of subject in a variable and in a
@@ -172,18 +159,16 @@ func delegationFeed(subject string) eventFeed {
 				setOptional(vs, "stakerAddress", p.Address("stakerAddress"))
 			}
 		},
-		clean: cleanDelegationEvent,
+		absent: delegationEventNulls,
 	}
 }
 
-// cleanDelegationEvent leaves out the fields that do not apply to a
-// delegation event: the strategy and shares of a DELEGATION and the token
-// values of beacon-chain ETH.
-func cleanDelegationEvent(event map[string]any) {
-	dropNulls(event, "underlyingToken", "underlyingValue", "ethValue")
-	if args, ok := event["args"].(map[string]any); ok {
-		dropNulls(args, "strategy", "shares")
-	}
+// delegationEventNulls are the fields of a page of delegation events that
+// do not apply to an event where null: the strategy and shares of a
+// DELEGATION and the token values of beacon-chain ETH.
+var delegationEventNulls = nullPaths{
+	"data.*.underlyingToken", "data.*.underlyingValue", "data.*.ethValue",
+	"data.*.args.strategy", "data.*.args.shares",
 }
 
 // depositFeed is GET /events/deposit, and for subject "staker"
@@ -196,11 +181,9 @@ func depositFeed(subject string) eventFeed {
 			setOptional(vs, "tokenAddress", p.Address("tokenAddress"))
 			setOptional(vs, "strategyAddress", p.Address("strategyAddress"))
 		},
-		clean: func(event map[string]any) {
-			dropNulls(event, "underlyingToken", "underlyingValue", "ethValue")
-			if args, ok := event["args"].(map[string]any); ok {
-				dropNulls(args, "token")
-			}
+		absent: nullPaths{
+			"data.*.underlyingToken", "data.*.underlyingValue", "data.*.ethValue",
+			"data.*.args.token",
 		},
 	}
 }
@@ -217,14 +200,10 @@ func withdrawalFeed(subject string) eventFeed {
 			setOptional(vs, "delegatedTo", p.Address("delegatedTo"))
 			setOptional(vs, "withdrawer", p.Address("withdrawer"))
 		},
-		clean: func(event map[string]any) {
-			args, _ := event["args"].(map[string]any)
-			strategies, _ := args["strategies"].([]any)
-			for _, s := range strategies {
-				if s, ok := s.(map[string]any); ok {
-					dropNulls(s, "underlyingToken", "underlyingValue", "ethValue")
-				}
-			}
+		absent: nullPaths{
+			"data.*.args.strategies.*.underlyingToken",
+			"data.*.args.strategies.*.underlyingValue",
+			"data.*.args.strategies.*.ethValue",
 		},
 	}
 }
@@ -241,16 +220,7 @@ func rewardsFeed(subject string) eventFeed {
 			setOptional(vs, "rewardsSubmissionHash", p.Hash("rewardsSubmissionHash"))
 			setOptional(vs, "rewardsSubmissionToken", p.Address("rewardsSubmissionToken"))
 		},
-		clean: func(event map[string]any) {
-			dropNulls(event, "ethValue")
-			args, _ := event["args"].(map[string]any)
-			strategies, _ := args["strategies"].([]any)
-			for _, s := range strategies {
-				if s, ok := s.(map[string]any); ok {
-					dropNulls(s, "amountEthValue")
-				}
-			}
-		},
+		absent: nullPaths{"data.*.ethValue", "data.*.args.strategies.*.amountEthValue"},
 	}
 }
 

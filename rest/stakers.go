@@ -2,6 +2,7 @@ package rest
 
 import (
 	_ "embed"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -88,7 +89,11 @@ func (h *handlers) stakerDelegationEvents(w http.ResponseWriter, r *http.Request
 		respond.Error(w, r, err)
 		return
 	}
-	respondEvents(w, r, raw, cleanDelegationEvent)
+	if raw, err = leaveOutNulls(raw, delegationEventNulls); err != nil {
+		respond.Error(w, r, fmt.Errorf("staker events: %w", err))
+		return
+	}
+	respond.RawJSON(w, r, http.StatusOK, raw)
 }
 
 // formatTime writes t in the RFC 3339 form the GraphQL date arguments take.
