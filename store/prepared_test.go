@@ -82,8 +82,8 @@ func TestPreparedStatements(t *testing.T) {
 
 // TestPreparedStatementsArePlannedOnce checks that the reads by key kept
 // prepared (a staker's positions, a page of its events in a date range and
-// of its withdrawals, with their totals, and a page of the withdrawal
-// events feed with its total) are planned once for all their
+// of its withdrawals, with their totals, a page of the withdrawal events
+// feed with its total, and an AVS's pages of stakers) are planned once for all their
 // runs, even for one key, where PostgreSQL's own choice would plan every
 // run again; and that the pool of the other statements keeps PostgreSQL's
 // choice.
@@ -102,6 +102,12 @@ func TestPreparedStatementsArePlannedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := []string{staker}
+	var avs string
+	if err := storetest.SQL(t, main).GetContext(ctx, &avs, `
+		SELECT avs_address FROM avs_operators WHERE is_active
+		ORDER BY avs_address LIMIT 1`); err != nil {
+		t.Fatal(err)
+	}
 	end := time.Date(2025, 3, 15, 0, 0, 0, 0, time.UTC)
 	events := store.DelegationEventFilter{Start: end.AddDate(0, 0, -30), End: end}
 	reads := []func(i int) error{
@@ -130,6 +136,11 @@ func TestPreparedStatementsArePlannedOnce(t *testing.T) {
 		},
 		func(int) error {
 			_, err := db.CountWithdrawalEvents(ctx, store.WithdrawalEventFilter{Start: events.Start, End: events.End})
+			return err
+		},
+		func(i int) error {
+			// The first page, then later ones, which start at an operator.
+			_, err := db.ListAVSStakers(ctx, []string{avs}, store.StakerFilter{}, store.Page{Skip: i, Take: 10})
 			return err
 		},
 	}
