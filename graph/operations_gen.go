@@ -1928,6 +1928,7 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 				}()
 			})
 			wg.Wait()
+			w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len() + parts[3].Len())
 			sep := false
 			w.WriteByte('{')
 			if sep {
@@ -2350,6 +2351,7 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 							})
 						}
 						wg.Wait()
+						w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len())
 						sep := false
 						w.WriteByte('{')
 						if sep {
@@ -2524,6 +2526,11 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 				})
 			}
 			wg.Wait()
+			size := 2
+			for i := range elems {
+				size += elems[i].Len() + 1
+			}
+			w.Grow(size)
 			w.WriteByte('[')
 			for i := range elems {
 				if !oks[i] {
@@ -2728,6 +2735,7 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 									})
 								}
 								wg.Wait()
+								w.Grow(parts[0].Len() + parts[1].Len())
 								sep := false
 								w.WriteByte('{')
 								if sep {
@@ -2810,6 +2818,11 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 						})
 					}
 					wg.Wait()
+					size := 2
+					for i := range elems {
+						size += elems[i].Len() + 1
+					}
+					w.Grow(size)
 					w.WriteByte('[')
 					for i := range elems {
 						if !oks[i] {
@@ -3017,6 +3030,7 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 									})
 								}
 								wg.Wait()
+								w.Grow(parts[0].Len() + parts[1].Len())
 								sep := false
 								w.WriteByte('{')
 								if sep {
@@ -3189,6 +3203,11 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 						})
 					}
 					wg.Wait()
+					size := 2
+					for i := range elems {
+						size += elems[i].Len() + 1
+					}
+					w.Grow(size)
 					w.WriteByte('[')
 					for i := range elems {
 						if !oks[i] {
@@ -3398,6 +3417,7 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 									}()
 								})
 								wg.Wait()
+								w.Grow(parts[0].Len() + parts[1].Len())
 								w.WriteByte('{')
 								w.WriteString("\"rewardsSubmissionHash\":")
 								{
@@ -3446,6 +3466,11 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 						})
 					}
 					wg.Wait()
+					size := 2
+					for i := range elems {
+						size += elems[i].Len() + 1
+					}
+					w.Grow(size)
 					w.WriteByte('[')
 					for i := range elems {
 						if !oks[i] {
@@ -3646,6 +3671,7 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 									})
 								}
 								wg.Wait()
+								w.Grow(parts[0].Len() + parts[1].Len())
 								sep := false
 								w.WriteByte('{')
 								if sep {
@@ -3728,6 +3754,11 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 						})
 					}
 					wg.Wait()
+					size := 2
+					for i := range elems {
+						size += elems[i].Len() + 1
+					}
+					w.Grow(size)
 					w.WriteByte('[')
 					for i := range elems {
 						if !oks[i] {
@@ -4305,6 +4336,7 @@ func (ec *executionContext) compiledDelegationEvents(ctx context.Context, fields
 		}()
 	})
 	wg.Wait()
+	w.Grow(parts[0].Len() + parts[1].Len())
 	sep := false
 	w.WriteByte('{')
 	if included(fields[0], ec.Variables) {
@@ -4704,6 +4736,7 @@ func (ec *executionContext) compiledRegistrationEvents(ctx context.Context, fiel
 		}()
 	})
 	wg.Wait()
+	w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len())
 	sep := false
 	w.WriteByte('{')
 	if included(fields[0], ec.Variables) {
@@ -5013,6 +5046,7 @@ func (ec *executionContext) compiledRewardsEvents(ctx context.Context, fields []
 		}()
 	})
 	wg.Wait()
+	w.Grow(parts[0].Len() + parts[1].Len())
 	sep := false
 	w.WriteByte('{')
 	if included(fields[0], ec.Variables) {
@@ -5809,6 +5843,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 			}()
 		})
 		wg.Wait()
+		w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len() + parts[3].Len() + parts[4].Len() + parts[5].Len() + parts[6].Len() + parts[7].Len())
 		w.WriteByte('{')
 		w.WriteString("\"tvl\":")
 		if !oks[0] {
@@ -6558,6 +6593,11 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 														})
 													}
 													wg.Wait()
+													size := 2
+													for i := range elems {
+														size += elems[i].Len() + 1
+													}
+													w.Grow(size)
 													w.WriteByte('[')
 													for i := range elems {
 														if !oks[i] {
@@ -6575,6 +6615,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 											}()
 										})
 										wg.Wait()
+										w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len() + parts[3].Len())
 										w.WriteByte('{')
 										w.WriteString("\"address\":")
 										{
@@ -6716,6 +6757,11 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 						})
 					}
 					wg.Wait()
+					size := 2
+					for i := range elems {
+						size += elems[i].Len() + 1
+					}
+					w.Grow(size)
 					w.WriteByte('[')
 					for i := range elems {
 						if !oks[i] {
@@ -6731,6 +6777,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 				}()
 			})
 			wg.Wait()
+			w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len())
 			sep := false
 			w.WriteByte('{')
 			if sep {
@@ -7080,6 +7127,7 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 							})
 						}
 						wg.Wait()
+						w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len())
 						sep := false
 						w.WriteByte('{')
 						if sep {
@@ -7252,6 +7300,11 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 				})
 			}
 			wg.Wait()
+			size := 2
+			for i := range elems {
+				size += elems[i].Len() + 1
+			}
+			w.Grow(size)
 			w.WriteByte('[')
 			for i := range elems {
 				if !oks[i] {
@@ -7624,6 +7677,11 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 							})
 						}
 						wg.Wait()
+						size := 2
+						for i := range elems {
+							size += elems[i].Len() + 1
+						}
+						w.Grow(size)
 						w.WriteByte('[')
 						for i := range elems {
 							if !oks[i] {
@@ -7672,6 +7730,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 				}()
 			})
 			wg.Wait()
+			w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len())
 			sep := false
 			w.WriteByte('{')
 			if sep {
@@ -8800,6 +8859,7 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 			}()
 		})
 		wg.Wait()
+		w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len())
 		sep := false
 		w.WriteByte('{')
 		if sep {
@@ -9030,6 +9090,7 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 							})
 						}
 						wg.Wait()
+						w.Grow(parts[0].Len() + parts[1].Len())
 						sep := false
 						w.WriteByte('{')
 						if sep {
@@ -9112,6 +9173,11 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 				})
 			}
 			wg.Wait()
+			size := 2
+			for i := range elems {
+				size += elems[i].Len() + 1
+			}
+			w.Grow(size)
 			w.WriteByte('[')
 			for i := range elems {
 				if !oks[i] {
@@ -10077,6 +10143,11 @@ func (ec *executionContext) compiledWithdrawals(ctx context.Context, fields []*a
 				})
 			}
 			wg.Wait()
+			size := 2
+			for i := range elems {
+				size += elems[i].Len() + 1
+			}
+			w.Grow(size)
 			w.WriteByte('[')
 			for i := range elems {
 				if !oks[i] {

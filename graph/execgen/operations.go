@@ -302,6 +302,13 @@ func (c *operationCompiler) object(b *bytes.Buffer, obj *codegen.Object, sel []c
 			}
 		}
 		b.WriteString("wg.Wait()\n")
+		// The resolved fields are copied into w, which grows once to
+		// hold them, as the elements of a list do.
+		sizes := make([]string, len(concurrent))
+		for j := range concurrent {
+			sizes[j] = fmt.Sprintf("parts[%d].Len()", j)
+		}
+		fmt.Fprintf(b, "w.Grow(%s)\n", strings.Join(sizes, " + "))
 	}
 	anyConditional := false
 	for _, p := range parts {
@@ -466,6 +473,11 @@ func (c *operationCompiler) marshal(b *bytes.Buffer, ref *config.TypeReference, 
 			b.WriteString("})\n")
 			b.WriteString("}\n")
 			b.WriteString("wg.Wait()\n")
+			// The elements are copied into w: it grows once, to their
+			// size, rather than doubling as they are copied.
+			b.WriteString("size := 2\n")
+			b.WriteString("for i := range elems {\nsize += elems[i].Len() + 1\n}\n")
+			b.WriteString("w.Grow(size)\n")
 			b.WriteString("w.WriteByte('[')\n")
 			b.WriteString("for i := range elems {\n")
 			b.WriteString("if !oks[i] {\nreturn false\n}\n")
