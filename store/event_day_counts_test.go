@@ -30,7 +30,8 @@ func dayCountRanges(first, last time.Time) [][2]time.Time {
 
 // TestEventDayCountsStayExact checks the feeds' totals (and the number of
 // stakers updated since a time), which add day counts kept by triggers to
-// row counts at the edges, against counting rows: after a load, after a
+// row counts at the edges, and the stakers' counts by address bucket and
+// day, against counting rows: after a load, after a
 // rollback (deletes, reopened completions, stakers derived again) and
 // after a truncation.
 func TestEventDayCountsStayExact(t *testing.T) {
@@ -114,6 +115,21 @@ func TestEventDayCountsStayExact(t *testing.T) {
 		}
 		if nonZero < checked/2 {
 			t.Errorf("%s: only %d of %d totals are above zero; the ranges miss the data", stage, nonZero, checked)
+		}
+		// The stakers by address bucket and day of last update, which
+		// deep pages of the stakers updated since a time start from.
+		if n := brute(`
+			SELECT count(*)
+			FROM (
+			    SELECT left(address, 3) AS subject, (updated_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n
+			    FROM stakers
+			    GROUP BY 1, 2
+			) s
+			FULL JOIN (
+			    SELECT subject, day, n FROM event_day_counts WHERE feed = 'staker_updated' AND subject <> ''
+			) c USING (subject, day)
+			WHERE s.n IS DISTINCT FROM c.n`); n != 0 {
+			t.Errorf("%s: %d counts of stakers by address bucket and day differ from counting the stakers", stage, n)
 		}
 		if n := brute(`SELECT count(*) FROM event_day_counts WHERE n <= 0`); n != 0 {
 			t.Errorf("%s: %d day counts are zero or below; want only positive counts", stage, n)

@@ -61,8 +61,9 @@ func TestWithdrawalEventPages(t *testing.T) {
 }
 
 // TestStakerPages checks pages of the staker list, read by address from an
-// index, against the plain ordering, with and without an update time, up
-// to and past the end.
+// index, against the plain ordering, with and without an update time (one
+// within a day, one at a midnight, so that the partial first day of the
+// kept day counts is empty), up to and past the end.
 func TestStakerPages(t *testing.T) {
 	db := maintainedWorld(t)
 	ctx := context.Background()
@@ -71,16 +72,26 @@ func TestStakerPages(t *testing.T) {
 	if err := sql.GetContext(ctx, &since, `SELECT percentile_disc(0.7) WITHIN GROUP (ORDER BY updated_at) FROM stakers`); err != nil {
 		t.Fatal(err)
 	}
-	var updated, total int
-	if err := sql.QueryRowContext(ctx, `SELECT count(*) FILTER (WHERE updated_at >= $1), count(*) FROM stakers`, since).Scan(&updated, &total); err != nil {
+	midnight := since.UTC().Truncate(24 * time.Hour)
+	if midnight.Equal(since) {
+		t.Fatalf("the stakers' 70th percentile update time %s is a midnight; the test needs one within a day", since)
+	}
+	var total int
+	if err := sql.GetContext(ctx, &total, `SELECT count(*) FROM stakers`); err != nil {
 		t.Fatal(err)
 	}
 	// Deep pages start at the kept address bucket counts, or for the
-	// stakers updated since a time check the kept count first; a low
-	// threshold puts most of these pages past it.
+	// stakers updated since a time at the kept counts by bucket and day
+	// of update; a low threshold puts most of these pages past it.
 	defer store.SetBucketSkip(10)()
-	for _, f := range []store.StakerFilter{{}, {UpdatedSince: since}} {
-		for _, skip := range []int{0, 9, 13, 1000, updated - 5, updated, updated + 1, total - 3, total, total + 1} {
+	for _, f := range []store.StakerFilter{{}, {UpdatedSince: since}, {UpdatedSince: midnight}} {
+		var updated int
+		if err := sql.GetContext(ctx, &updated, `
+			SELECT count(*) FROM stakers
+			WHERE $1::timestamptz IS NULL OR updated_at >= $1`, nullTime(f.UpdatedSince)); err != nil {
+			t.Fatal(err)
+		}
+		for _, skip := range []int{0, 9, 13, 1000, updated / 2, updated - 5, updated, updated + 1, total - 3, total, total + 1} {
 			got, err := db.ListStakers(ctx, f, store.Page{Skip: skip, Take: 12})
 			if err != nil {
 				t.Fatal(err)

@@ -235,12 +235,19 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 		offset = "(SELECT start.skip FROM start)"
 	}
 	if !f.UpdatedSince.IsZero() {
-		conds = append(conds, "s.updated_at >= "+q.add(f.UpdatedSince.UTC()))
+		since := q.add(f.UpdatedSince.UTC())
+		conds = append(conds, "s.updated_at >= "+since)
 		if p.Skip >= bucketSkip {
-			// A deep page past the end of the stakers updated since the
-			// time is empty; the kept count says so before the scan
-			// walks every staker's index entry to find out.
-			conds = append(conds, stakersUpdatedSince(&q, f.UpdatedSince)+" > "+q.add(p.Skip))
+			// A deep page starts in the address bucket that holds its
+			// first staker updated since the time, as above: the kept
+			// counts of stakers by bucket and day of last update give
+			// each bucket's stakers of the whole days since then, and
+			// the partial first day's are counted from the update-time
+			// index. Past the end of these stakers, start has no row
+			// and the page is empty.
+			with = bucketStart(stakerUpdateBuckets(&q, f.UpdatedSince, since), "ASC", offset)
+			conds = append(conds, "s.address >= (SELECT rpad(start.bucket, 42, '0') FROM start)")
+			offset = "(SELECT start.skip FROM start)"
 		}
 	}
 	var out []Staker
@@ -260,6 +267,38 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 		return nil, fmt.Errorf("list stakers: %w", Classify(err))
 	}
 	return out, nil
+}
+
+// stakerUpdateBuckets returns a statement of the number of stakers updated
+// at or after since (the statement argument sinceArg) in each bucket of
+// addresses (their first hex digit): the kept counts of the whole UTC
+// days from the first midnight at or after since, a row per bucket and
+// day, and the stakers of the partial day before that midnight.
+func stakerUpdateBuckets(q *queryArgs, since time.Time, sinceArg string) string {
+	const day = 24 * time.Hour
+	first := since.UTC().Truncate(day)
+	if first.Before(since) {
+		first = first.Add(day)
+	}
+	midnight := q.add(first)
+	return `
+		    SELECT b.bucket, sum(b.n) AS n
+		    FROM (
+		        SELECT p.bucket, d.n
+		        FROM (SELECT '0x' || to_hex(i) AS bucket FROM generate_series(0, 15) i) p
+		        CROSS JOIN LATERAL (
+		            SELECT COALESCE(sum(c.n), 0) AS n
+		            FROM event_day_counts c
+		            WHERE c.feed = ` + q.add(dayCountedStakerUpdates) + ` AND c.subject = p.bucket
+		              AND c.day >= ` + q.add(first.Format(time.DateOnly)) + `::date
+		        ) d
+		        UNION ALL
+		        SELECT left(s.address, 3), count(*)
+		        FROM stakers s
+		        WHERE s.updated_at >= ` + sinceArg + ` AND s.updated_at < ` + midnight + `
+		        GROUP BY 1
+		    ) b
+		    GROUP BY b.bucket`
 }
 
 // stakersUpdatedSince returns an expression of the number of stakers last
