@@ -109,11 +109,11 @@ func TestTVLFromShares(t *testing.T) {
 	}
 	// The per-strategy sums are exact, then held as the float64 written.
 	float := func(r *big.Rat) float64 { f, _ := r.Float64(); return f }
-	if len(got.TvlStrategies) != 3 || float(got.TvlStrategies["EIGEN"]) != 1000 ||
-		float(got.TvlStrategiesEth["stETH"]) != 2.4 {
-		t.Errorf("per strategy %v %v", got.TvlStrategies, got.TvlStrategiesEth)
+	native, eth := got.TvlStrategies.Values(), got.TvlStrategiesEth.Values()
+	if len(native) != 3 || float(native["EIGEN"]) != 1000 || float(eth["stETH"]) != 2.4 {
+		t.Errorf("per strategy %v %v", native, eth)
 	}
-	if _, ok := got.TvlStrategies["Beacon ETH"]; ok {
+	if _, ok := native["Beacon ETH"]; ok {
 		t.Error("beacon ETH in tvlStrategies")
 	}
 }

@@ -347,7 +347,7 @@ func strategyRewardTokensFromStore(s store.StrategyRewardTokens) *model.Strategy
 // the maps; unknown strategies count nowhere.
 func tvlFromShares(shares []store.StrategyShares) *model.Tvl {
 	var beacon, restaking, weth big.Rat
-	native, eth := model.StrategyValues{}, model.StrategyValues{}
+	native, eth := map[string]*big.Rat{}, map[string]*big.Rat{}
 	for _, s := range shares {
 		value := decimalRat(s.ETHValue)
 		switch chain.StrategyKind(s.Kind) {
@@ -375,8 +375,8 @@ func tvlFromShares(shares []store.StrategyShares) *model.Tvl {
 		TvlBeaconChain:   ratToFloat(&beacon),
 		TvlRestaking:     ratToFloat(&restaking),
 		TvlWeth:          ratToFloat(&weth),
-		TvlStrategies:    native,
-		TvlStrategiesEth: eth,
+		TvlStrategies:    model.NewStrategyValues(native),
+		TvlStrategiesEth: model.NewStrategyValues(eth),
 	}
 }
 
@@ -384,7 +384,7 @@ func tvlFromShares(shares []store.StrategyShares) *model.Tvl {
 // what MarshalGQL writes anyway: the exact sums of decimal values carry
 // denominators of dozens of digits, and a TVL may be kept for many requests
 // (EntityCache), where these made up a tenth of the heap.
-func roundToFloat(m model.StrategyValues) {
+func roundToFloat(m map[string]*big.Rat) {
 	for k, v := range m {
 		f, _ := v.Float64()
 		m[k] = new(big.Rat).SetFloat64(f)
@@ -392,7 +392,7 @@ func roundToFloat(m model.StrategyValues) {
 }
 
 // addTo adds v to m[key].
-func addTo(m model.StrategyValues, key string, v *big.Rat) {
+func addTo(m map[string]*big.Rat, key string, v *big.Rat) {
 	if cur, ok := m[key]; ok {
 		cur.Add(cur, v)
 		return

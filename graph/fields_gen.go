@@ -2181,7 +2181,7 @@ var interpretedFields = map[string]*interpretedField{
 			if v == nil {
 				return false
 			}
-			ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
+			ec.marshalNStrategyValues2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 			return true
 		},
 	},
@@ -2198,7 +2198,7 @@ var interpretedFields = map[string]*interpretedField{
 			if v == nil {
 				return false
 			}
-			ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
+			ec.marshalNStrategyValues2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 			return true
 		},
 	},
@@ -4162,9 +4162,6 @@ var interpretedFields = map[string]*interpretedField{
 		leaf: func(ec *executionContext, ctx context.Context, o any, fc fieldArgs, w *bytes.Buffer) bool {
 			obj := o.(*model.RestakingTvl)
 			v := obj.TvlStrategies
-			if v == nil {
-				return false
-			}
 			ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 			return true
 		},
@@ -4176,9 +4173,6 @@ var interpretedFields = map[string]*interpretedField{
 		leaf: func(ec *executionContext, ctx context.Context, o any, fc fieldArgs, w *bytes.Buffer) bool {
 			obj := o.(*model.RestakingTvl)
 			v := obj.TvlStrategiesEth
-			if v == nil {
-				return false
-			}
 			ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 			return true
 		},
@@ -6023,9 +6017,6 @@ var interpretedFields = map[string]*interpretedField{
 		leaf: func(ec *executionContext, ctx context.Context, o any, fc fieldArgs, w *bytes.Buffer) bool {
 			obj := o.(*model.Tvl)
 			v := obj.TvlStrategies
-			if v == nil {
-				return false
-			}
 			ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 			return true
 		},
@@ -6037,9 +6028,6 @@ var interpretedFields = map[string]*interpretedField{
 		leaf: func(ec *executionContext, ctx context.Context, o any, fc fieldArgs, w *bytes.Buffer) bool {
 			obj := o.(*model.Tvl)
 			v := obj.TvlStrategiesEth
-			if v == nil {
-				return false
-			}
 			ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 			return true
 		},

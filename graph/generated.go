@@ -874,8 +874,8 @@ type MetricsResolver interface {
 	Tvl(ctx context.Context, obj *model.Metrics) (float64, error)
 	TvlBeaconChain(ctx context.Context, obj *model.Metrics) (float64, error)
 	TvlRestaking(ctx context.Context, obj *model.Metrics) (float64, error)
-	TvlStrategies(ctx context.Context, obj *model.Metrics) (model.StrategyValues, error)
-	TvlStrategiesEth(ctx context.Context, obj *model.Metrics) (model.StrategyValues, error)
+	TvlStrategies(ctx context.Context, obj *model.Metrics) (*model.StrategyValues, error)
+	TvlStrategiesEth(ctx context.Context, obj *model.Metrics) (*model.StrategyValues, error)
 	TotalAvs(ctx context.Context, obj *model.Metrics) (int, error)
 	TotalOperators(ctx context.Context, obj *model.Metrics) (int, error)
 	TotalStakers(ctx context.Context, obj *model.Metrics) (int, error)
@@ -14429,8 +14429,8 @@ func (ec *executionContext) _Metrics_tvlStrategies(ctx context.Context, field gr
 			return ec.Resolvers.Metrics().TvlStrategies(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.StrategyValues) graphql.Marshaler {
-			return ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.StrategyValues) graphql.Marshaler {
+			return ec.marshalNStrategyValues2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, selections, v)
 		},
 		true,
 		true,
@@ -14452,8 +14452,8 @@ func (ec *executionContext) _Metrics_tvlStrategiesEth(ctx context.Context, field
 			return ec.Resolvers.Metrics().TvlStrategiesEth(ctx, obj)
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.StrategyValues) graphql.Marshaler {
-			return ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.StrategyValues) graphql.Marshaler {
+			return ec.marshalNStrategyValues2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, selections, v)
 		},
 		true,
 		true,
@@ -35858,6 +35858,16 @@ func (ec *executionContext) unmarshalNStrategyValues2githubᚗcomᚋstakegraph�
 }
 
 func (ec *executionContext) marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx context.Context, sel ast.SelectionSet, v model.StrategyValues) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNStrategyValues2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx context.Context, v any) (*model.StrategyValues, error) {
+	var res = new(model.StrategyValues)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNStrategyValues2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx context.Context, sel ast.SelectionSet, v *model.StrategyValues) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

@@ -114,15 +114,15 @@ func restakingRatio(trio store.SnapshotTrio) *model.RestakingRatio {
 // restakingValues returns the per-strategy TVL maps of the restaking
 // strategies (all but beacon ETH) of one snapshot day.
 func restakingValues(snaps []store.StrategySnapshot) (native, eth model.StrategyValues) {
-	native, eth = model.StrategyValues{}, model.StrategyValues{}
+	nativeValues, ethValues := map[string]*big.Rat{}, map[string]*big.Rat{}
 	for _, s := range snaps {
 		if chain.StrategyKind(s.Kind) == chain.KindBeacon {
 			continue
 		}
-		addTo(native, s.Symbol, decimalRat(s.TVL))
-		addTo(eth, s.Symbol, decimalRat(s.TVLETH))
+		addTo(nativeValues, s.Symbol, decimalRat(s.TVL))
+		addTo(ethValues, s.Symbol, decimalRat(s.TVLETH))
 	}
-	return native, eth
+	return model.NewStrategyValues(nativeValues), model.NewStrategyValues(ethValues)
 }
 
 // strategySnapshot returns the snapshot of strategy among snaps, or the zero

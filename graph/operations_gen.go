@@ -1871,18 +1871,12 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 						w.WriteString("\"tvlStrategies\":")
 						{
 							v := obj.TvlStrategies
-							if v == nil {
-								return false
-							}
 							ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 						}
 						w.WriteByte(',')
 						w.WriteString("\"tvlStrategiesEth\":")
 						{
 							v := obj.TvlStrategiesEth
-							if v == nil {
-								return false
-							}
 							ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 						}
 						w.WriteByte('}')
@@ -2331,18 +2325,12 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 									w.WriteString("\"tvlStrategies\":")
 									{
 										v := obj.TvlStrategies
-										if v == nil {
-											return false
-										}
 										ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 									}
 									w.WriteByte(',')
 									w.WriteString("\"tvlStrategiesEth\":")
 									{
 										v := obj.TvlStrategiesEth
-										if v == nil {
-											return false
-										}
 										ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 									}
 									w.WriteByte('}')
@@ -2715,18 +2703,12 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 											w.WriteString("\"tvlStrategies\":")
 											{
 												v := obj.TvlStrategies
-												if v == nil {
-													return false
-												}
 												ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 											}
 											w.WriteByte(',')
 											w.WriteString("\"tvlStrategiesEth\":")
 											{
 												v := obj.TvlStrategiesEth
-												if v == nil {
-													return false
-												}
 												ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 											}
 											w.WriteByte('}')
@@ -3010,18 +2992,12 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 											w.WriteString("\"tvlStrategies\":")
 											{
 												v := obj.TvlStrategies
-												if v == nil {
-													return false
-												}
 												ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 											}
 											w.WriteByte(',')
 											w.WriteString("\"tvlStrategiesEth\":")
 											{
 												v := obj.TvlStrategiesEth
-												if v == nil {
-													return false
-												}
 												ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 											}
 											w.WriteByte('}')
@@ -3651,18 +3627,12 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 											w.WriteString("\"tvlStrategies\":")
 											{
 												v := obj.TvlStrategies
-												if v == nil {
-													return false
-												}
 												ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 											}
 											w.WriteByte(',')
 											w.WriteString("\"tvlStrategiesEth\":")
 											{
 												v := obj.TvlStrategiesEth
-												if v == nil {
-													return false
-												}
 												ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 											}
 											w.WriteByte('}')
@@ -5779,7 +5749,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 				if v == nil {
 					return false
 				}
-				ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
+				ec.marshalNStrategyValues2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 				return true
 			}()
 		})
@@ -5796,7 +5766,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 				if v == nil {
 					return false
 				}
-				ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
+				ec.marshalNStrategyValues2ᚖgithubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 				return true
 			}()
 		})
@@ -6240,18 +6210,12 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 						w.WriteString("\"tvlStrategies\":")
 						{
 							v := obj.TvlStrategies
-							if v == nil {
-								return false
-							}
 							ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 						}
 						w.WriteByte(',')
 						w.WriteString("\"tvlStrategiesEth\":")
 						{
 							v := obj.TvlStrategiesEth
-							if v == nil {
-								return false
-							}
 							ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 						}
 						w.WriteByte('}')
@@ -7107,18 +7071,12 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 									w.WriteString("\"tvlStrategies\":")
 									{
 										v := obj.TvlStrategies
-										if v == nil {
-											return false
-										}
 										ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 									}
 									w.WriteByte(',')
 									w.WriteString("\"tvlStrategiesEth\":")
 									{
 										v := obj.TvlStrategiesEth
-										if v == nil {
-											return false
-										}
 										ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 									}
 									w.WriteByte('}')
@@ -7511,18 +7469,12 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 						w.WriteString("\"tvlStrategies\":")
 						{
 							v := obj.TvlStrategies
-							if v == nil {
-								return false
-							}
 							ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 						}
 						w.WriteByte(',')
 						w.WriteString("\"tvlStrategiesEth\":")
 						{
 							v := obj.TvlStrategiesEth
-							if v == nil {
-								return false
-							}
 							ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 						}
 						w.WriteByte('}')
@@ -8054,9 +8006,6 @@ func (ec *executionContext) compiledRestakingTvl(ctx context.Context, fields []*
 			w.WriteString("\"tvlStrategies\":")
 			{
 				v := obj.TvlStrategies
-				if v == nil {
-					return false
-				}
 				ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 			}
 			if sep {
@@ -8066,9 +8015,6 @@ func (ec *executionContext) compiledRestakingTvl(ctx context.Context, fields []*
 			w.WriteString("\"tvlStrategiesEth\":")
 			{
 				v := obj.TvlStrategiesEth
-				if v == nil {
-					return false
-				}
 				ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 			}
 			if included(fields[5], ec.Variables) {
@@ -8635,18 +8581,12 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 					w.WriteString("\"tvlStrategies\":")
 					{
 						v := obj.TvlStrategies
-						if v == nil {
-							return false
-						}
 						ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 					}
 					w.WriteByte(',')
 					w.WriteString("\"tvlStrategiesEth\":")
 					{
 						v := obj.TvlStrategiesEth
-						if v == nil {
-							return false
-						}
 						ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 					}
 					w.WriteByte('}')
@@ -9070,18 +9010,12 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 									w.WriteString("\"tvlStrategies\":")
 									{
 										v := obj.TvlStrategies
-										if v == nil {
-											return false
-										}
 										ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 									}
 									w.WriteByte(',')
 									w.WriteString("\"tvlStrategiesEth\":")
 									{
 										v := obj.TvlStrategiesEth
-										if v == nil {
-											return false
-										}
 										ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
 									}
 									w.WriteByte('}')

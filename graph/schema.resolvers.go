@@ -221,17 +221,17 @@ func (r *metricsResolver) TvlRestaking(ctx context.Context, obj *model.Metrics) 
 }
 
 // TvlStrategies is the resolver for the tvlStrategies field.
-func (r *metricsResolver) TvlStrategies(ctx context.Context, obj *model.Metrics) (model.StrategyValues, error) {
+func (r *metricsResolver) TvlStrategies(ctx context.Context, obj *model.Metrics) (*model.StrategyValues, error) {
 	trio, err := strategySnapshots(ctx)
 	native, _ := restakingValues(trio.Latest)
-	return native, err
+	return &native, err
 }
 
 // TvlStrategiesEth is the resolver for the tvlStrategiesEth field.
-func (r *metricsResolver) TvlStrategiesEth(ctx context.Context, obj *model.Metrics) (model.StrategyValues, error) {
+func (r *metricsResolver) TvlStrategiesEth(ctx context.Context, obj *model.Metrics) (*model.StrategyValues, error) {
 	trio, err := strategySnapshots(ctx)
 	_, eth := restakingValues(trio.Latest)
-	return eth, err
+	return &eth, err
 }
 
 // TotalAvs is the resolver for the totalAVS field.

@@ -170,13 +170,38 @@ func UnmarshalDateTime(v any) (time.Time, error) {
 
 // StrategyValues maps strategy symbols to exact amounts. It is written as a
 // JSON object of numbers with its keys sorted, converting to float64 only
-// here, at the edge where the contract wants numbers.
-type StrategyValues map[string]*big.Rat
+// there, at the edge where the contract wants numbers. Its text is made
+// once, by NewStrategyValues: a TVL is kept for many requests (the entity
+// cache's AVS and operators), and writing its maps again for each one was
+// a twelfth of the server's time on a page of operators.
+type StrategyValues struct {
+	values map[string]*big.Rat
+	text   []byte
+}
+
+// NewStrategyValues returns the amounts of values, which it keeps: values
+// must not change afterwards.
+func NewStrategyValues(values map[string]*big.Rat) StrategyValues {
+	return StrategyValues{values: values, text: strategyValuesText(values)}
+}
+
+// Values returns the amounts by symbol, which must not be changed.
+func (v StrategyValues) Values() map[string]*big.Rat { return v.values }
 
 // MarshalGQL writes the map as a JSON object of numbers.
 func (v StrategyValues) MarshalGQL(w io.Writer) {
-	keys := make([]string, 0, len(v))
-	for k := range v {
+	if v.text == nil {
+		w.Write(strategyValuesText(v.values)) // the zero value: {}
+		return
+	}
+	w.Write(v.text)
+}
+
+// strategyValuesText returns values as a JSON object of numbers, its keys
+// sorted.
+func strategyValuesText(values map[string]*big.Rat) []byte {
+	keys := make([]string, 0, len(values))
+	for k := range values {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -188,10 +213,10 @@ func (v StrategyValues) MarshalGQL(w io.Writer) {
 		}
 		appendJSONString(&buf, k)
 		buf.WriteByte(':')
-		buf.Write(AppendFloat(buf.AvailableBuffer(), ratFloat64(v[k])))
+		buf.Write(AppendFloat(buf.AvailableBuffer(), ratFloat64(values[k])))
 	}
 	buf.WriteByte('}')
-	w.Write(buf.Bytes())
+	return buf.Bytes()
 }
 
 // appendJSONString writes s as encoding/json writes a string: a symbol of

@@ -72,11 +72,16 @@ func TestNumber(t *testing.T) {
 }
 
 func TestStrategyValuesArePlainDecimals(t *testing.T) {
-	v := StrategyValues{"a": big.NewRat(96, 1), "b": new(big.Rat).SetFloat64(2.0753905994251065e+06), "c": new(big.Rat).SetFloat64(9.6e17)}
+	v := NewStrategyValues(map[string]*big.Rat{"a": big.NewRat(96, 1), "b": new(big.Rat).SetFloat64(2.0753905994251065e+06), "c": new(big.Rat).SetFloat64(9.6e17)})
 	var buf bytes.Buffer
 	v.MarshalGQL(&buf)
 	if want := `{"a":96,"b":2075390.5994251065,"c":960000000000000000}`; buf.String() != want {
 		t.Errorf("StrategyValues = %s, want %s", buf.String(), want)
+	}
+	buf.Reset()
+	StrategyValues{}.MarshalGQL(&buf)
+	if buf.String() != "{}" {
+		t.Errorf("the zero StrategyValues = %s, want {}", buf.String())
 	}
 }
 
