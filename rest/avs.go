@@ -106,20 +106,11 @@ func (h *handlers) avsAddresses(w http.ResponseWriter, r *http.Request) {
 		respond.Error(w, r, err)
 		return
 	}
-	var page struct {
-		Data []map[string]any `json:"data"`
-		Meta map[string]any   `json:"meta"`
-	}
-	if err := decode(raw, &page); err != nil {
-		respond.Error(w, r, fmt.Errorf("decode AVS addresses: %w", err))
+	if raw, err = writeNullsAs(raw, addressListNulls); err != nil {
+		respond.Error(w, r, fmt.Errorf("AVS addresses: %w", err))
 		return
 	}
-	for _, item := range page.Data {
-		if item["logo"] == nil {
-			item["logo"] = ""
-		}
-	}
-	respond.JSON(w, r, http.StatusOK, page)
+	respond.RawJSON(w, r, http.StatusOK, raw)
 }
 
 // avsOperators serves GET /avs/{address}/operators.

@@ -34,15 +34,41 @@ func leaveOutNulls(raw []byte, paths nullPaths) ([]byte, error) {
 	return s.out, nil
 }
 
+// writeNullsAs returns the JSON document raw with the null members that
+// the keys of defaults name (paths as in nullPaths) written as the JSON
+// text their values give, copying everything else as leaveOutNulls does.
+func writeNullsAs(raw []byte, defaults map[string]string) ([]byte, error) {
+	s := nullScanner{in: raw, out: make([]byte, 0, len(raw)+len(raw)/8)}
+	for p, text := range defaults {
+		s.replace = append(s.replace, replacement{path: strings.Split(p, "."), text: []byte(text)})
+	}
+	if err := s.value(); err != nil {
+		return nil, err
+	}
+	s.space()
+	if s.i != len(s.in) {
+		return nil, fmt.Errorf("write nulls: text after the document at byte %d", s.i)
+	}
+	return s.out, nil
+}
+
 // nullScanner copies a JSON document from in to out, leaving out the null
-// members whose paths match one of drop. path is the path of the value at
-// the scanner's position: member names as written between their quotes,
-// and "*" for an array's element.
+// members whose paths match one of drop and writing those whose paths match
+// one of replace as its text. path is the path of the value at the
+// scanner's position: member names as written between their quotes, and
+// "*" for an array's element.
 type nullScanner struct {
 	in, out []byte
 	i       int
 	drop    [][]string
+	replace []replacement
 	path    [][]byte
+}
+
+// replacement is the text written for a null member at path.
+type replacement struct {
+	path []string
+	text []byte
 }
 
 // element is the path element of an array's elements.
@@ -128,10 +154,14 @@ func (s *nullScanner) object() error {
 		s.i++
 		s.space()
 		s.path = append(s.path, key[1:len(key)-1])
-		if s.isNull() && s.dropped() {
-			s.i += len("null")
-			s.path = s.path[:len(s.path)-1]
-			continue
+		var text []byte
+		if s.isNull() {
+			if s.dropped() {
+				s.i += len("null")
+				s.path = s.path[:len(s.path)-1]
+				continue
+			}
+			text = s.replacement()
 		}
 		if written {
 			s.out = append(s.out, ',')
@@ -139,7 +169,10 @@ func (s *nullScanner) object() error {
 		written = true
 		s.out = append(s.out, key...)
 		s.out = append(s.out, ':')
-		if err := s.value(); err != nil {
+		if text != nil {
+			s.i += len("null")
+			s.out = append(s.out, text...)
+		} else if err := s.value(); err != nil {
 			return err
 		}
 		s.path = s.path[:len(s.path)-1]
@@ -219,6 +252,17 @@ func (s *nullScanner) dropped() bool {
 		}
 	}
 	return false
+}
+
+// replacement returns the text written for a null member at the scanner's
+// path, nil when it is written as null.
+func (s *nullScanner) replacement() []byte {
+	for _, r := range s.replace {
+		if len(r.path) == len(s.path) && s.pathIs(r.path) {
+			return r.text
+		}
+	}
+	return nil
 }
 
 // pathIs tells whether the scanner's path is pattern, of the same length.

@@ -113,3 +113,33 @@ func deleteNulls(v any, path []string) {
 		}
 	}
 }
+
+func TestWriteNullsAs(t *testing.T) {
+	defaults := map[string]string{"data.*.logo": `""`, "data.*.args.n": `0`}
+	for _, c := range []struct{ in, want string }{
+		// Members named by a path are written as their default where
+		// null, in their place.
+		{`{"data":[{"address":"0x1","logo":null,"name":"a"},{"logo":"x"}],"meta":{"total":2}}`,
+			`{"data":[{"address":"0x1","logo":"","name":"a"},{"logo":"x"}],"meta":{"total":2}}`},
+		{`{"data":[{"logo":null}]}`, `{"data":[{"logo":""}]}`},
+		{`{"data":[{"a":null,"logo":null,"args":{"n":null,"m":null}}]}`, `{"data":[{"a":null,"logo":"","args":{"n":0,"m":null}}]}`},
+		// Elsewhere, or not null, they stay.
+		{`{"logo":null,"data":[{"x":{"logo":null}}],"meta":{"logo":null}}`, `{"logo":null,"data":[{"x":{"logo":null}}],"meta":{"logo":null}}`},
+		{`{"data":[{"logo":{"a":null}}]}`, `{"data":[{"logo":{"a":null}}]}`},
+		{" {\"data\" : [ {\"logo\" : null } ] } ", `{"data":[{"logo":""}]}`},
+	} {
+		got, err := writeNullsAs([]byte(c.in), defaults)
+		if err != nil {
+			t.Errorf("%s: %v", c.in, err)
+			continue
+		}
+		if string(got) != c.want {
+			t.Errorf("%s gave %s; want %s", c.in, got, c.want)
+		}
+	}
+	for _, bad := range []string{`{"data":[{"logo":null}`, `{"data":[{"logo":}]}`, `{} x`} {
+		if got, err := writeNullsAs([]byte(bad), defaults); err == nil {
+			t.Errorf("%s gave %s, no error", bad, got)
+		}
+	}
+}

@@ -65,6 +65,11 @@ func (h *handlers) operatorRewards(w http.ResponseWriter, r *http.Request) {
 	h.serve(w, r, operatorRewardsOp, vars{"address": addr}, "no operator has the address "+chi.URLParam(r, "address"), "operator", "result")
 }
 
+// addressListNulls are the null members of a page of addresses
+// (/avs/addresses, /operators/addresses) written otherwise: a logo the
+// metadata lacks is an empty string, as the contract types it a string.
+var addressListNulls = map[string]string{"data.*.logo": `""`}
+
 // operatorAddresses serves GET /operators/addresses. An operator without a
 // logo has an empty logo, as EigenExplorer's document types it a string.
 func (h *handlers) operatorAddresses(w http.ResponseWriter, r *http.Request) {
@@ -81,18 +86,9 @@ func (h *handlers) operatorAddresses(w http.ResponseWriter, r *http.Request) {
 		respond.Error(w, r, err)
 		return
 	}
-	var page struct {
-		Data []map[string]any `json:"data"`
-		Meta map[string]any   `json:"meta"`
-	}
-	if err := decode(raw, &page); err != nil {
-		respond.Error(w, r, fmt.Errorf("decode operator addresses: %w", err))
+	if raw, err = writeNullsAs(raw, addressListNulls); err != nil {
+		respond.Error(w, r, fmt.Errorf("operator addresses: %w", err))
 		return
 	}
-	for _, item := range page.Data {
-		if item["logo"] == nil {
-			item["logo"] = ""
-		}
-	}
-	respond.JSON(w, r, http.StatusOK, page)
+	respond.RawJSON(w, r, http.StatusOK, raw)
 }
