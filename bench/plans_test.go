@@ -153,7 +153,8 @@ func TestQueryPlans(t *testing.T) {
 // parameters that read the most: the operator page of the operators with
 // the most delegation events, on their first and deepest pages, the
 // withdrawal list of the strategies with the most withdrawals and of a busy
-// operator, with every status, deep, and the whole list's deepest pages. The statements they run are
+// operator, with every status, deep, the whole list's deepest pages, and
+// deep pages of the stakers updated in the last day, week and month. The statements they run are
 // explained with their first argsPerStatement argument sets, so the worst
 // come first.
 func worstRequests(t *testing.T, db *sql.DB, sample *bench.Sample, now time.Time) []bench.Request {
@@ -219,6 +220,13 @@ func worstRequests(t *testing.T, db *sql.DB, sample *bench.Sample, now time.Time
 	for st, n := range map[string]int{"&status=queued": queued, "&status=queued_withdrawable": queued / 2,
 		"&status=completed": completed, "": queued + completed} {
 		withdrawals(fmt.Sprintf("skip=%d&take=100%s", max(min(n-100, 200000), 0), st))
+	}
+	// The stakers updated in the last day, week and month, deep: these
+	// pages start at the kept counts by address bucket and update day.
+	for _, days := range []int{1, 7, 30} {
+		since := now.AddDate(0, 0, -days).UTC().Format(time.RFC3339)
+		reqs = append(reqs, bench.Request{Method: http.MethodGet,
+			Target: fmt.Sprintf("/stakers?updatedSince=%s&skip=%d&take=12", since, 5000*days)})
 	}
 	return reqs
 }
