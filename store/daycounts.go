@@ -7,7 +7,7 @@ import (
 
 // The event feeds counted by UTC day in event_day_counts (migrations
 // 00023, 00026 and 00033), whose triggers keep the counts exact; stakers
-// count there by the day of their last update, as a whole (subject '')
+// count there by the day of their last update, as a whole (the empty subject)
 // and by the first hex digit of their address (subjects '0x0' to '0xf').
 const (
 	dayCountedDeposits            = "deposit"
