@@ -351,6 +351,12 @@ type cacheOptions struct {
 	poll time.Duration
 }
 
+// graphLimits are the limits of /graphql that serve's flags set; the REST
+// routes' fixed operations run without them.
+type graphLimits struct {
+	body, fields, complexity, statements *int
+}
+
 // apiMounts returns the routes of the API: the GraphQL endpoint and the
 // REST API are mounted here, each as one func(chi.Router), for example
 //
@@ -366,12 +372,6 @@ type cacheOptions struct {
 // changes; the cache sits behind the API-key middleware, so every request
 // is authenticated and rate-limited first. With caches.entities set, the
 // GraphQL handler and the REST executor share one graph.EntityCache.
-// graphLimits are the limits of /graphql that serve's flags set; the REST
-// routes' fixed operations run without them.
-type graphLimits struct {
-	body, fields, complexity, statements *int
-}
-
 func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometheus.Registry, caches cacheOptions, limits graphLimits, shared apikey.SharedLimiter, router *replicas.Router) []func(chi.Router) {
 	db := pools.api
 	auth := apikey.New(db, apikey.Options{Logger: c.logger, Shared: shared})
