@@ -24,14 +24,11 @@ func leaveOutNulls(raw []byte, paths nullPaths) ([]byte, error) {
 	for _, p := range paths {
 		s.drop = append(s.drop, strings.Split(p, "."))
 	}
-	if err := s.value(); err != nil {
-		return nil, err
+	out, err := s.document()
+	if err != nil {
+		return nil, fmt.Errorf("leave out nulls: %w", err)
 	}
-	s.space()
-	if s.i != len(s.in) {
-		return nil, fmt.Errorf("leave out nulls: text after the document at byte %d", s.i)
-	}
-	return s.out, nil
+	return out, nil
 }
 
 // writeNullsAs returns the JSON document raw with the null members that
@@ -42,14 +39,11 @@ func writeNullsAs(raw []byte, defaults map[string]string) ([]byte, error) {
 	for p, text := range defaults {
 		s.replace = append(s.replace, replacement{path: strings.Split(p, "."), text: []byte(text)})
 	}
-	if err := s.value(); err != nil {
-		return nil, err
+	out, err := s.document()
+	if err != nil {
+		return nil, fmt.Errorf("write nulls: %w", err)
 	}
-	s.space()
-	if s.i != len(s.in) {
-		return nil, fmt.Errorf("write nulls: text after the document at byte %d", s.i)
-	}
-	return s.out, nil
+	return out, nil
 }
 
 // nullScanner copies a JSON document from in to out, leaving out the null
@@ -71,10 +65,22 @@ type replacement struct {
 	text []byte
 }
 
+// document copies the whole of in, one JSON document, and returns the copy.
+func (s *nullScanner) document() ([]byte, error) {
+	if err := s.value(); err != nil {
+		return nil, err
+	}
+	s.space()
+	if s.i != len(s.in) {
+		return nil, fmt.Errorf("text after the document at byte %d", s.i)
+	}
+	return s.out, nil
+}
+
 // element is the path element of an array's elements.
 var element = []byte("*")
 
-var errSyntax = errors.New("leave out nulls: not a JSON document")
+var errSyntax = errors.New("not a JSON document")
 
 // space skips white space.
 func (s *nullScanner) space() {

@@ -34,19 +34,25 @@ func TestLeaveOutNulls(t *testing.T) {
 		{`[]`, `[]`},
 		{`{}`, `{}`},
 	} {
-		got, err := leaveOutNulls([]byte(c.in), testNullPaths)
-		if err != nil {
-			t.Errorf("%s: %v", c.in, err)
-			continue
-		}
-		if string(got) != c.want {
-			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
-		}
+		checkRewrite(t, func(in []byte) ([]byte, error) { return leaveOutNulls(in, testNullPaths) }, c.in, c.want)
 	}
 	for _, bad := range []string{``, `{`, `{"data":[`, `{"a" 1}`, `{"a":1 "b":2}`, `[1 2]`, `{"a":"x}`, `{1:2}`, `{"a":}`, `{} {}`, `{"a":1,}`} {
 		if got, err := leaveOutNulls([]byte(bad), testNullPaths); err == nil {
 			t.Errorf("%q: %s; want an error", bad, got)
 		}
+	}
+}
+
+// checkRewrite checks that rewrite turns in into want.
+func checkRewrite(t *testing.T, rewrite func([]byte) ([]byte, error), in, want string) {
+	t.Helper()
+	got, err := rewrite([]byte(in))
+	if err != nil {
+		t.Errorf("%s: %v", in, err)
+		return
+	}
+	if string(got) != want {
+		t.Errorf("%s:\n got %s\nwant %s", in, got, want)
 	}
 }
 
@@ -128,14 +134,7 @@ func TestWriteNullsAs(t *testing.T) {
 		{`{"data":[{"logo":{"a":null}}]}`, `{"data":[{"logo":{"a":null}}]}`},
 		{" {\"data\" : [ {\"logo\" : null } ] } ", `{"data":[{"logo":""}]}`},
 	} {
-		got, err := writeNullsAs([]byte(c.in), defaults)
-		if err != nil {
-			t.Errorf("%s: %v", c.in, err)
-			continue
-		}
-		if string(got) != c.want {
-			t.Errorf("%s gave %s; want %s", c.in, got, c.want)
-		}
+		checkRewrite(t, func(in []byte) ([]byte, error) { return writeNullsAs(in, defaults) }, c.in, c.want)
 	}
 	for _, bad := range []string{`{"data":[{"logo":null}`, `{"data":[{"logo":}]}`, `{} x`} {
 		if got, err := writeNullsAs([]byte(bad), defaults); err == nil {
