@@ -7,31 +7,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stakegraph/stakegraph/graph"
+	"github.com/stakegraph/stakegraph/internal/syncbuffer"
 	"github.com/stakegraph/stakegraph/store"
 	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
-// lineBuffer is a log destination that keeps its lines.
-type lineBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lineBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lineBuffer) lines() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.FieldsFunc(b.buf.String(), func(r rune) bool { return r == '\n' })
+// logLines returns the lines written to logs.
+func logLines(logs *syncbuffer.Buffer) []string {
+	return strings.FieldsFunc(logs.String(), func(r rune) bool { return r == '\n' })
 }
 
 // TestDatabaseUnavailable checks that a request whose fields fail because
@@ -45,7 +32,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	logs := &lineBuffer{}
+	logs := &syncbuffer.Buffer{}
 	opts := testOptions()
 	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	srv := newProbeServer(t, db, opts)
@@ -69,7 +56,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 			t.Errorf("error %+v", e)
 		}
 	}
-	lines := logs.lines()
+	lines := logLines(logs)
 	if len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "graphql: request failed") {
 		t.Errorf("%d log lines for one request whose %d fields failed:\n%s", len(lines), len(r.Errors), strings.Join(lines, "\n"))
 	}
@@ -94,7 +81,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 // answered promptly with a timeout: 504, code gateway_timeout.
 func TestRequestDeadline(t *testing.T) {
 	db := demoDB(t)
-	logs := &lineBuffer{}
+	logs := &syncbuffer.Buffer{}
 	opts := testOptions()
 	opts.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	h := graph.NewHandler(db, opts)
@@ -124,7 +111,7 @@ func TestRequestDeadline(t *testing.T) {
 	if elapsed < 300*time.Millisecond {
 		t.Errorf("answered in %v, before the 300 ms deadline", elapsed)
 	}
-	if lines := logs.lines(); len(lines) != 1 {
+	if lines := logLines(logs); len(lines) != 1 {
 		t.Errorf("%d log lines:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
 }
