@@ -1,13 +1,15 @@
 package graph
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
-	"math/big"
 	"testing"
 	"time"
 
 	"github.com/vektah/gqlparser/v2"
 
+	"github.com/stakegraph/stakegraph/graph/model"
 	"github.com/stakegraph/stakegraph/internal/derrors"
 	"github.com/stakegraph/stakegraph/store"
 )
@@ -107,10 +109,18 @@ func TestTVLFromShares(t *testing.T) {
 	if got.Tvl != 13.4 || got.TvlBeaconChain != 10 || got.TvlRestaking != 3.4 || got.TvlWeth != 1 {
 		t.Errorf("tvl %+v", got)
 	}
-	// The per-strategy sums are exact, then held as the float64 written.
-	float := func(r *big.Rat) float64 { f, _ := r.Float64(); return f }
-	native, eth := got.TvlStrategies.Values(), got.TvlStrategiesEth.Values()
-	if len(native) != 3 || float(native["EIGEN"]) != 1000 || float(eth["stETH"]) != 2.4 {
+	// The per-strategy sums are exact, then written as float64s.
+	values := func(v model.StrategyValues) map[string]float64 {
+		var buf bytes.Buffer
+		v.MarshalGQL(&buf)
+		var m map[string]float64
+		if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+			t.Fatalf("tvlStrategies %s: %v", buf.String(), err)
+		}
+		return m
+	}
+	native, eth := values(got.TvlStrategies), values(got.TvlStrategiesEth)
+	if len(native) != 3 || native["EIGEN"] != 1000 || eth["stETH"] != 2.4 {
 		t.Errorf("per strategy %v %v", native, eth)
 	}
 	if _, ok := native["Beacon ETH"]; ok {

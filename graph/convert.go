@@ -368,8 +368,6 @@ func tvlFromShares(shares []store.StrategyShares) *model.Tvl {
 	}
 	var total big.Rat
 	total.Add(&beacon, &restaking)
-	roundToFloat(native)
-	roundToFloat(eth)
 	return &model.Tvl{
 		Tvl:              ratToFloat(&total),
 		TvlBeaconChain:   ratToFloat(&beacon),
@@ -377,17 +375,6 @@ func tvlFromShares(shares []store.StrategyShares) *model.Tvl {
 		TvlWeth:          ratToFloat(&weth),
 		TvlStrategies:    model.NewStrategyValues(native),
 		TvlStrategiesEth: model.NewStrategyValues(eth),
-	}
-}
-
-// roundToFloat replaces each sum of m by the float64 nearest to it, which is
-// what MarshalGQL writes anyway: the exact sums of decimal values carry
-// denominators of dozens of digits, and a TVL may be kept for many requests
-// (EntityCache), where these made up a tenth of the heap.
-func roundToFloat(m map[string]*big.Rat) {
-	for k, v := range m {
-		f, _ := v.Float64()
-		m[k] = new(big.Rat).SetFloat64(f)
 	}
 }
 
