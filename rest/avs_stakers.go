@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
+	"slices"
 
 	"github.com/go-chi/chi/v5"
 
@@ -89,109 +89,61 @@ func (h *handlers) stakerDetail(w http.ResponseWriter, r *http.Request) {
 		respond.Error(w, r, notFoundError(err, notFound))
 		return
 	}
-	var s graphStaker
-	if err := decode(raw, &s); err != nil {
+	// A staker whose first event the service has not seen has no block.
+	var seen struct {
+		CreatedAtBlock *int64 `json:"createdAtBlock"`
+	}
+	if err := decode(raw, &seen); err != nil {
 		respond.Error(w, r, fmt.Errorf("decode staker: %w", err))
 		return
 	}
-	if s.CreatedAtBlock == nil {
+	if seen.CreatedAtBlock == nil {
 		respond.Error(w, r, fmt.Errorf("%w: %s", derrors.NotFound, notFound))
 		return
 	}
-	respond.JSON(w, r, http.StatusOK, restStakerFromGraph(s))
+	body, err := stakersInRESTShape(raw)
+	if err != nil {
+		respond.Error(w, r, fmt.Errorf("reshape staker: %w", err))
+		return
+	}
+	respond.RawJSON(w, r, http.StatusOK, body)
 }
 
 // respondStakers answers with the page of stakers raw in EigenExplorer's
-// shape.
+// shape (see stakersInRESTShape).
 func respondStakers(w http.ResponseWriter, r *http.Request, raw json.RawMessage) {
-	var page struct {
-		Data []graphStaker   `json:"data"`
-		Meta json.RawMessage `json:"meta"`
-	}
-	if err := decode(raw, &page); err != nil {
-		respond.Error(w, r, fmt.Errorf("decode stakers: %w", err))
+	body, err := stakersInRESTShape(raw, "data", "*")
+	if err != nil {
+		respond.Error(w, r, fmt.Errorf("reshape stakers: %w", err))
 		return
 	}
-	out := struct {
-		Data []restStaker    `json:"data"`
-		Meta json.RawMessage `json:"meta"`
-	}{Data: make([]restStaker, len(page.Data)), Meta: page.Meta}
-	for i, s := range page.Data {
-		out.Data[i] = restStakerFromGraph(s)
+	respond.RawJSON(w, r, http.StatusOK, body)
+}
+
+// stakersInRESTShape returns the JSON document raw of the GraphQL answer
+// with its stakers, the objects at the path root, in EigenExplorer's
+// shape. Its document requires an operator: an undelegated staker's is the
+// zero address, which is also what the DelegationManager's delegatedTo
+// answers for it. Block numbers are decimal strings, "0" when unknown. And
+// each of a staker's shares names its staker first, as stakerAddress. The
+// text is rewritten where it stands, everything else copied as it is,
+// which costs a fraction of decoding the page and encoding it again.
+func stakersInRESTShape(raw []byte, root ...string) ([]byte, error) {
+	at := func(names ...string) []string { return append(slices.Clone(root), names...) }
+	s := nullScanner{
+		in:  raw,
+		out: make([]byte, 0, len(raw)+len(raw)/4),
+		replace: []replacement{
+			{path: at("operatorAddress"), text: []byte(`"` + zeroAddress + `"`)},
+			{path: at("createdAtBlock"), text: []byte(`"0"`)},
+			{path: at("updatedAtBlock"), text: []byte(`"0"`)},
+		},
+		quote:  [][]string{at("createdAtBlock"), at("updatedAtBlock")},
+		copied: &memberCopy{from: at("address"), into: at("shares", "*"), name: "stakerAddress"},
 	}
-	respond.JSON(w, r, http.StatusOK, out)
-}
-
-// graphStaker is a staker as the AvsStakers operation selects it.
-type graphStaker struct {
-	Address         string          `json:"address"`
-	OperatorAddress *string         `json:"operatorAddress"`
-	CreatedAtBlock  *int64          `json:"createdAtBlock"`
-	UpdatedAtBlock  *int64          `json:"updatedAtBlock"`
-	CreatedAt       *string         `json:"createdAt"`
-	UpdatedAt       *string         `json:"updatedAt"`
-	Shares          []graphShare    `json:"shares"`
-	Tvl             json.RawMessage `json:"tvl,omitempty"`
-	Rewards         json.RawMessage `json:"rewards,omitempty"`
-}
-
-// graphShare is one strategy's shares.
-type graphShare struct {
-	StrategyAddress string `json:"strategyAddress"`
-	Shares          string `json:"shares"`
-}
-
-// restStaker is a staker in EigenExplorer's shape: block numbers as
-// decimal strings, and each share naming its staker.
-type restStaker struct {
-	Address         string          `json:"address"`
-	OperatorAddress string          `json:"operatorAddress"`
-	CreatedAtBlock  string          `json:"createdAtBlock"`
-	UpdatedAtBlock  string          `json:"updatedAtBlock"`
-	CreatedAt       *string         `json:"createdAt"`
-	UpdatedAt       *string         `json:"updatedAt"`
-	Shares          []restShare     `json:"shares"`
-	Tvl             json.RawMessage `json:"tvl,omitempty"`
-	Rewards         json.RawMessage `json:"rewards,omitempty"`
-}
-
-// restShare is one strategy's shares of a staker.
-type restShare struct {
-	StakerAddress   string `json:"stakerAddress"`
-	StrategyAddress string `json:"strategyAddress"`
-	Shares          string `json:"shares"`
-}
-
-// restStakerFromGraph converts a staker of the GraphQL answer to
-// EigenExplorer's shape. EigenExplorer's document requires an operator:
-// an undelegated staker's is the zero address, which is also what the
-// DelegationManager's delegatedTo answers for it.
-func restStakerFromGraph(s graphStaker) restStaker {
-	operator := zeroAddress
-	if s.OperatorAddress != nil {
-		operator = *s.OperatorAddress
+	out, err := s.document()
+	if err != nil {
+		return nil, fmt.Errorf("stakers in EigenExplorer's shape: %w", err)
 	}
-	out := restStaker{
-		Address:         s.Address,
-		OperatorAddress: operator,
-		CreatedAtBlock:  blockText(s.CreatedAtBlock),
-		UpdatedAtBlock:  blockText(s.UpdatedAtBlock),
-		CreatedAt:       s.CreatedAt,
-		UpdatedAt:       s.UpdatedAt,
-		Shares:          make([]restShare, len(s.Shares)),
-		Tvl:             s.Tvl,
-		Rewards:         s.Rewards,
-	}
-	for i, sh := range s.Shares {
-		out.Shares[i] = restShare{StakerAddress: s.Address, StrategyAddress: sh.StrategyAddress, Shares: sh.Shares}
-	}
-	return out
-}
-
-// blockText is a block number as decimal text, "0" when unknown.
-func blockText(b *int64) string {
-	if b == nil {
-		return "0"
-	}
-	return strconv.FormatInt(*b, 10)
+	return out, nil
 }

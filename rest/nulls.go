@@ -48,15 +48,30 @@ func writeNullsAs(raw []byte, defaults map[string]string) ([]byte, error) {
 
 // nullScanner copies a JSON document from in to out, leaving out the null
 // members whose paths match one of drop and writing those whose paths match
-// one of replace as its text. path is the path of the value at the
-// scanner's position: member names as written between their quotes, and
-// "*" for an array's element.
+// one of replace as its text. It also writes the numbers at the paths of
+// quote as strings, and with copied set, copies a member into objects. path
+// is the path of the value at the scanner's position: member names as
+// written between their quotes, and "*" for an array's element.
 type nullScanner struct {
 	in, out []byte
 	i       int
 	drop    [][]string
 	replace []replacement
+	quote   [][]string
+	copied  *memberCopy
 	path    [][]byte
+}
+
+// memberCopy copies the string member at from into the objects at into, as
+// their first member, named name: each object at into takes the value of
+// the member at from of their closest common ancestor, which must come
+// before them in the document. from and into are paths as in nullPaths.
+type memberCopy struct {
+	from, into []string
+	name       string
+	// value is the member's text, quotes included, while in the object
+	// that holds it.
+	value []byte
 }
 
 // replacement is the text written for a null member at path.
@@ -110,6 +125,9 @@ func (s *nullScanner) value() error {
 		if err := s.skipString(); err != nil {
 			return err
 		}
+		if c := s.copied; c != nil && len(c.from) == len(s.path) && s.pathIs(c.from) {
+			c.value = s.in[start:s.i]
+		}
 		s.out = append(s.out, s.in[start:s.i]...)
 		return nil
 	default:
@@ -117,6 +135,10 @@ func (s *nullScanner) value() error {
 		s.skipLiteral()
 		if s.i == start {
 			return errSyntax
+		}
+		if literal := s.in[start:s.i]; (literal[0] == '-' || literal[0] >= '0' && literal[0] <= '9') && s.quoted() {
+			s.out = append(append(append(s.out, '"'), literal...), '"')
+			return nil
 		}
 		s.out = append(s.out, s.in[start:s.i]...)
 		return nil
@@ -128,6 +150,18 @@ func (s *nullScanner) object() error {
 	s.i++ // {
 	s.out = append(s.out, '{')
 	written := false
+	if c := s.copied; c != nil {
+		switch {
+		case len(c.into) == len(s.path) && s.pathIs(c.into):
+			if c.value == nil {
+				return fmt.Errorf("no %s before %s", strings.Join(c.from, "."), strings.Join(c.into, "."))
+			}
+			s.out = append(append(append(append(s.out, '"'), c.name...), '"', ':'), c.value...)
+			written = true
+		case len(c.from)-1 == len(s.path) && s.pathIs(c.from[:len(s.path)]):
+			c.value = nil // a new holder of the member
+		}
+	}
 	for read := 0; ; read++ {
 		s.space()
 		if s.i >= len(s.in) {
@@ -269,6 +303,17 @@ func (s *nullScanner) replacement() []byte {
 		}
 	}
 	return nil
+}
+
+// quoted tells whether a number at the scanner's path is written as a
+// string.
+func (s *nullScanner) quoted() bool {
+	for _, q := range s.quote {
+		if len(q) == len(s.path) && s.pathIs(q) {
+			return true
+		}
+	}
+	return false
 }
 
 // pathIs tells whether the scanner's path is pattern, of the same length.

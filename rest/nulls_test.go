@@ -142,3 +142,35 @@ func TestWriteNullsAs(t *testing.T) {
 		}
 	}
 }
+
+func TestStakersInRESTShape(t *testing.T) {
+	zero := `"` + zeroAddress + `"`
+	page := func(in []byte) ([]byte, error) { return stakersInRESTShape(in, "data", "*") }
+	for _, c := range []struct{ in, want string }{
+		// An undelegated staker has the zero address, unknown blocks are
+		// "0", block numbers are strings, and each share names its staker.
+		{`{"data":[{"address":"0xa","operatorAddress":null,"createdAtBlock":null,"updatedAtBlock":7,"shares":[{"strategyAddress":"0xs","shares":"5"},{"strategyAddress":"0xt","shares":"6"}]}],"meta":{"total":1}}`,
+			`{"data":[{"address":"0xa","operatorAddress":` + zero + `,"createdAtBlock":"0","updatedAtBlock":"7","shares":[{"stakerAddress":"0xa","strategyAddress":"0xs","shares":"5"},{"stakerAddress":"0xa","strategyAddress":"0xt","shares":"6"}]}],"meta":{"total":1}}`},
+		// Each staker's shares name that staker; nothing else changes.
+		{`{"data":[{"address":"0xa","operatorAddress":"0xo","createdAtBlock":1,"shares":[]},{"address":"0xb","shares":[{"shares":"1"}],"tvl":{"tvl":1.5,"createdAtBlock":2}}],"meta":{"total":2,"createdAtBlock":3}}`,
+			`{"data":[{"address":"0xa","operatorAddress":"0xo","createdAtBlock":"1","shares":[]},{"address":"0xb","shares":[{"stakerAddress":"0xb","shares":"1"}],"tvl":{"tvl":1.5,"createdAtBlock":2}}],"meta":{"total":2,"createdAtBlock":3}}`},
+		{`{"data":[]}`, `{"data":[]}`},
+	} {
+		checkRewrite(t, page, c.in, c.want)
+	}
+	// One staker at the root, as GET /stakers/{address} has it.
+	checkRewrite(t, func(in []byte) ([]byte, error) { return stakersInRESTShape(in) },
+		`{"address":"0xa","operatorAddress":null,"createdAtBlock":-1,"shares":[{"shares":"1"}],"rewards":{"address":null,"shares":[{}]}}`,
+		`{"address":"0xa","operatorAddress":`+zero+`,"createdAtBlock":"-1","shares":[{"stakerAddress":"0xa","shares":"1"}],"rewards":{"address":null,"shares":[{}]}}`)
+	// A share before its staker's address, or of a staker without one,
+	// cannot be named.
+	for _, bad := range []string{
+		`{"data":[{"shares":[{"shares":"1"}],"address":"0xa"}]}`,
+		`{"data":[{"address":"0xa","shares":[]},{"shares":[{"shares":"1"}]}]}`,
+		`{"data":[{"address":"0xa"`,
+	} {
+		if got, err := page([]byte(bad)); err == nil {
+			t.Errorf("%s gave %s, no error", bad, got)
+		}
+	}
+}
