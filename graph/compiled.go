@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -185,6 +186,33 @@ func runRecovered(ctx context.Context, ec *executionContext, op *preparedOperati
 		}
 	}()
 	return op.run(ec, ctx, op.fields, buf)
+}
+
+// scratchBuffers holds the buffers that compiled operations write a list's
+// elements and an object's concurrently resolved fields into before
+// copying them into place.
+var scratchBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxScratch is the largest buffer kept for reuse: a rare huge element
+// would otherwise stay in the pool's memory.
+const maxScratch = 64 << 10
+
+// scratchBuffer returns an empty buffer from scratchBuffers.
+func scratchBuffer() *bytes.Buffer {
+	b := scratchBuffers.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+// releaseScratch returns buffers, whose contents have been copied, to
+// scratchBuffers. A buffer not released (an operation that declined) is
+// left to the garbage collector.
+func releaseScratch(buffers ...*bytes.Buffer) {
+	for _, b := range buffers {
+		if b != nil && b.Cap() <= maxScratch {
+			scratchBuffers.Put(b)
+		}
+	}
 }
 
 // swallowPanic ends a panic of a compiled operation's goroutine, whose

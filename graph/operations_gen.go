@@ -1689,7 +1689,7 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 			w.WriteString("null")
 		} else {
 			obj := v
-			var parts [4]bytes.Buffer
+			parts := [4]*bytes.Buffer{scratchBuffer(), scratchBuffer(), scratchBuffer(), scratchBuffer()}
 			var oks [4]bool
 			var wg sync.WaitGroup
 			wg.Add(1)
@@ -1697,7 +1697,7 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 				defer wg.Done()
 				defer swallowPanic()
 				oks[0] = func() bool {
-					w := &parts[0]
+					w := parts[0]
 					v, err := ec.Resolvers.Avs().Shares(ctx, obj)
 					if err != nil {
 						return false
@@ -1735,7 +1735,7 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 					defer wg.Done()
 					defer swallowPanic()
 					oks[1] = func() bool {
-						w := &parts[1]
+						w := parts[1]
 						v, err := ec.Resolvers.Avs().CuratedMetadata(ctx, obj)
 						if err != nil {
 							return false
@@ -1834,7 +1834,7 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 					defer wg.Done()
 					defer swallowPanic()
 					oks[2] = func() bool {
-						w := &parts[2]
+						w := parts[2]
 						v, err := ec.Resolvers.Avs().Tvl(ctx, obj)
 						if err != nil {
 							return false
@@ -1889,7 +1889,7 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 				defer wg.Done()
 				defer swallowPanic()
 				oks[3] = func() bool {
-					w := &parts[3]
+					w := parts[3]
 					v, err := ec.Resolvers.Avs().StrategyApys(ctx, obj)
 					if err != nil {
 						return false
@@ -2101,6 +2101,7 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 			}
 			w.Write(parts[3].Bytes())
 			w.WriteByte('}')
+			releaseScratch(parts[:]...)
 		}
 	}
 	w.WriteByte('}')
@@ -2129,7 +2130,7 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 		w.WriteString("\"data\":")
 		{
 			v := obj.Data
-			elems := make([]bytes.Buffer, len(v))
+			elems := make([]*bytes.Buffer, len(v))
 			oks := make([]bool, len(v))
 			var wg sync.WaitGroup
 			for i := range v {
@@ -2138,12 +2139,13 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 					defer wg.Done()
 					defer swallowPanic()
 					oks[i] = func() bool {
-						w := &elems[i]
+						elems[i] = scratchBuffer()
+						w := elems[i]
 						obj := v[i]
 						if obj == nil {
 							return false
 						}
-						var parts [3]bytes.Buffer
+						parts := [3]*bytes.Buffer{scratchBuffer(), scratchBuffer(), scratchBuffer()}
 						var oks [3]bool
 						var wg sync.WaitGroup
 						wg.Add(1)
@@ -2151,7 +2153,7 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 							defer wg.Done()
 							defer swallowPanic()
 							oks[0] = func() bool {
-								w := &parts[0]
+								w := parts[0]
 								v, err := ec.Resolvers.Avs().Shares(ctx, obj)
 								if err != nil {
 									return false
@@ -2189,7 +2191,7 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 								defer wg.Done()
 								defer swallowPanic()
 								oks[1] = func() bool {
-									w := &parts[1]
+									w := parts[1]
 									v, err := ec.Resolvers.Avs().CuratedMetadata(ctx, obj)
 									if err != nil {
 										return false
@@ -2288,7 +2290,7 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 								defer wg.Done()
 								defer swallowPanic()
 								oks[2] = func() bool {
-									w := &parts[2]
+									w := parts[2]
 									v, err := ec.Resolvers.Avs().Tvl(ctx, obj)
 									if err != nil {
 										return false
@@ -2509,6 +2511,7 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 							w.Write(parts[2].Bytes())
 						}
 						w.WriteByte('}')
+						releaseScratch(parts[:]...)
 						return true
 					}()
 				})
@@ -2530,6 +2533,7 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 				w.Write(elems[i].Bytes())
 			}
 			w.WriteByte(']')
+			releaseScratch(elems...)
 		}
 		w.WriteByte(',')
 		w.WriteString("\"meta\":")
@@ -2606,7 +2610,7 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 				w.WriteString("\"data\":")
 				{
 					v := obj.Data
-					elems := make([]bytes.Buffer, len(v))
+					elems := make([]*bytes.Buffer, len(v))
 					oks := make([]bool, len(v))
 					var wg sync.WaitGroup
 					for i := range v {
@@ -2615,12 +2619,13 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 							defer wg.Done()
 							defer swallowPanic()
 							oks[i] = func() bool {
-								w := &elems[i]
+								elems[i] = scratchBuffer()
+								w := elems[i]
 								obj := v[i]
 								if obj == nil {
 									return false
 								}
-								var parts [2]bytes.Buffer
+								parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
 								var oks [2]bool
 								var wg sync.WaitGroup
 								wg.Add(1)
@@ -2628,7 +2633,7 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 									defer wg.Done()
 									defer swallowPanic()
 									oks[0] = func() bool {
-										w := &parts[0]
+										w := parts[0]
 										v, err := ec.Resolvers.OperatorSet().AllocatedStake(ctx, obj)
 										if err != nil {
 											return false
@@ -2666,7 +2671,7 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 										defer wg.Done()
 										defer swallowPanic()
 										oks[1] = func() bool {
-											w := &parts[1]
+											w := parts[1]
 											v, err := ec.Resolvers.OperatorSet().AllocatedTvl(ctx, obj)
 											if err != nil {
 												return false
@@ -2795,6 +2800,7 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 									w.Write(parts[1].Bytes())
 								}
 								w.WriteByte('}')
+								releaseScratch(parts[:]...)
 								return true
 							}()
 						})
@@ -2816,6 +2822,7 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 						w.Write(elems[i].Bytes())
 					}
 					w.WriteByte(']')
+					releaseScratch(elems...)
 				}
 				w.WriteByte(',')
 				w.WriteString("\"meta\":")
@@ -2895,7 +2902,7 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 				w.WriteString("\"data\":")
 				{
 					v := obj.Data
-					elems := make([]bytes.Buffer, len(v))
+					elems := make([]*bytes.Buffer, len(v))
 					oks := make([]bool, len(v))
 					var wg sync.WaitGroup
 					for i := range v {
@@ -2904,12 +2911,13 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 							defer wg.Done()
 							defer swallowPanic()
 							oks[i] = func() bool {
-								w := &elems[i]
+								elems[i] = scratchBuffer()
+								w := elems[i]
 								obj := v[i]
 								if obj == nil {
 									return false
 								}
-								var parts [2]bytes.Buffer
+								parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
 								var oks [2]bool
 								var wg sync.WaitGroup
 								wg.Add(1)
@@ -2917,7 +2925,7 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 									defer wg.Done()
 									defer swallowPanic()
 									oks[0] = func() bool {
-										w := &parts[0]
+										w := parts[0]
 										v, err := ec.Resolvers.AvsOperator().Shares(ctx, obj)
 										if err != nil {
 											return false
@@ -2955,7 +2963,7 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 										defer wg.Done()
 										defer swallowPanic()
 										oks[1] = func() bool {
-											w := &parts[1]
+											w := parts[1]
 											v, err := ec.Resolvers.AvsOperator().Tvl(ctx, obj)
 											if err != nil {
 												return false
@@ -3174,6 +3182,7 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 									w.Write(parts[1].Bytes())
 								}
 								w.WriteByte('}')
+								releaseScratch(parts[:]...)
 								return true
 							}()
 						})
@@ -3195,6 +3204,7 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 						w.Write(elems[i].Bytes())
 					}
 					w.WriteByte(']')
+					releaseScratch(elems...)
 				}
 				w.WriteByte(',')
 				w.WriteString("\"meta\":")
@@ -3283,7 +3293,7 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 					if err != nil {
 						return false
 					}
-					elems := make([]bytes.Buffer, len(v))
+					elems := make([]*bytes.Buffer, len(v))
 					oks := make([]bool, len(v))
 					var wg sync.WaitGroup
 					for i := range v {
@@ -3292,12 +3302,13 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 							defer wg.Done()
 							defer swallowPanic()
 							oks[i] = func() bool {
-								w := &elems[i]
+								elems[i] = scratchBuffer()
+								w := elems[i]
 								obj := v[i]
 								if obj == nil {
 									return false
 								}
-								var parts [2]bytes.Buffer
+								parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
 								var oks [2]bool
 								var wg sync.WaitGroup
 								wg.Add(1)
@@ -3305,7 +3316,7 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 									defer wg.Done()
 									defer swallowPanic()
 									oks[0] = func() bool {
-										w := &parts[0]
+										w := parts[0]
 										v, err := ec.Resolvers.RewardsSubmission().Strategies(ctx, obj)
 										if err != nil {
 											return false
@@ -3348,7 +3359,7 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 									defer wg.Done()
 									defer swallowPanic()
 									oks[1] = func() bool {
-										w := &parts[1]
+										w := parts[1]
 										v, err := ec.Resolvers.RewardsSubmission().Operators(ctx, obj)
 										if err != nil {
 											return false
@@ -3437,6 +3448,7 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 								}
 								w.Write(parts[1].Bytes())
 								w.WriteByte('}')
+								releaseScratch(parts[:]...)
 								return true
 							}()
 						})
@@ -3458,6 +3470,7 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 						w.Write(elems[i].Bytes())
 					}
 					w.WriteByte(']')
+					releaseScratch(elems...)
 				}
 				w.WriteByte(',')
 				w.WriteString("\"totalRewards\":")
@@ -3530,7 +3543,7 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 				w.WriteString("\"data\":")
 				{
 					v := obj.Data
-					elems := make([]bytes.Buffer, len(v))
+					elems := make([]*bytes.Buffer, len(v))
 					oks := make([]bool, len(v))
 					var wg sync.WaitGroup
 					for i := range v {
@@ -3539,12 +3552,13 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 							defer wg.Done()
 							defer swallowPanic()
 							oks[i] = func() bool {
-								w := &elems[i]
+								elems[i] = scratchBuffer()
+								w := elems[i]
 								obj := v[i]
 								if obj == nil {
 									return false
 								}
-								var parts [2]bytes.Buffer
+								parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
 								var oks [2]bool
 								var wg sync.WaitGroup
 								wg.Add(1)
@@ -3552,7 +3566,7 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 									defer wg.Done()
 									defer swallowPanic()
 									oks[0] = func() bool {
-										w := &parts[0]
+										w := parts[0]
 										v, err := ec.Resolvers.Staker().Shares(ctx, obj)
 										if err != nil {
 											return false
@@ -3590,7 +3604,7 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 										defer wg.Done()
 										defer swallowPanic()
 										oks[1] = func() bool {
-											w := &parts[1]
+											w := parts[1]
 											v, err := ec.Resolvers.Staker().Tvl(ctx, obj)
 											if err != nil {
 												return false
@@ -3719,6 +3733,7 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 									w.Write(parts[1].Bytes())
 								}
 								w.WriteByte('}')
+								releaseScratch(parts[:]...)
 								return true
 							}()
 						})
@@ -3740,6 +3755,7 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 						w.Write(elems[i].Bytes())
 					}
 					w.WriteByte(']')
+					releaseScratch(elems...)
 				}
 				w.WriteByte(',')
 				w.WriteString("\"meta\":")
@@ -4091,7 +4107,7 @@ func (ec *executionContext) compiledDeposits(ctx context.Context, fields []*ast.
 
 // compiledDelegationEvents writes the data of the operation DelegationEvents (rest/operations/events_delegation.graphql).
 func (ec *executionContext) compiledDelegationEvents(ctx context.Context, fields []*ast.Field, w *bytes.Buffer) bool {
-	var parts [2]bytes.Buffer
+	parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
 	var oks [2]bool
 	var wg sync.WaitGroup
 	if included(fields[0], ec.Variables) {
@@ -4100,7 +4116,7 @@ func (ec *executionContext) compiledDelegationEvents(ctx context.Context, fields
 			defer wg.Done()
 			defer swallowPanic()
 			oks[0] = func() bool {
-				w := &parts[0]
+				w := parts[0]
 				var fc struct{ Args map[string]any }
 				var err error
 				if fc.Args, err = ec.field_Query_operator_args(ctx, fields[0].ArgumentMap(ec.Variables)); err != nil {
@@ -4131,7 +4147,7 @@ func (ec *executionContext) compiledDelegationEvents(ctx context.Context, fields
 		defer wg.Done()
 		defer swallowPanic()
 		oks[1] = func() bool {
-			w := &parts[1]
+			w := parts[1]
 			var fc struct{ Args map[string]any }
 			var err error
 			if fc.Args, err = ec.field_Query_delegationEvents_args(ctx, fields[2].ArgumentMap(ec.Variables)); err != nil {
@@ -4330,6 +4346,7 @@ func (ec *executionContext) compiledDelegationEvents(ctx context.Context, fields
 	}
 	w.Write(parts[1].Bytes())
 	w.WriteByte('}')
+	releaseScratch(parts[:]...)
 	return true
 }
 
@@ -4515,7 +4532,7 @@ func (ec *executionContext) compiledDepositEvents(ctx context.Context, fields []
 
 // compiledRegistrationEvents writes the data of the operation RegistrationEvents (rest/operations/events_registration.graphql).
 func (ec *executionContext) compiledRegistrationEvents(ctx context.Context, fields []*ast.Field, w *bytes.Buffer) bool {
-	var parts [3]bytes.Buffer
+	parts := [3]*bytes.Buffer{scratchBuffer(), scratchBuffer(), scratchBuffer()}
 	var oks [3]bool
 	var wg sync.WaitGroup
 	if included(fields[0], ec.Variables) {
@@ -4524,7 +4541,7 @@ func (ec *executionContext) compiledRegistrationEvents(ctx context.Context, fiel
 			defer wg.Done()
 			defer swallowPanic()
 			oks[0] = func() bool {
-				w := &parts[0]
+				w := parts[0]
 				var fc struct{ Args map[string]any }
 				var err error
 				if fc.Args, err = ec.field_Query_avs_args(ctx, fields[0].ArgumentMap(ec.Variables)); err != nil {
@@ -4556,7 +4573,7 @@ func (ec *executionContext) compiledRegistrationEvents(ctx context.Context, fiel
 			defer wg.Done()
 			defer swallowPanic()
 			oks[1] = func() bool {
-				w := &parts[1]
+				w := parts[1]
 				var fc struct{ Args map[string]any }
 				var err error
 				if fc.Args, err = ec.field_Query_operator_args(ctx, fields[2].ArgumentMap(ec.Variables)); err != nil {
@@ -4587,7 +4604,7 @@ func (ec *executionContext) compiledRegistrationEvents(ctx context.Context, fiel
 		defer wg.Done()
 		defer swallowPanic()
 		oks[2] = func() bool {
-			w := &parts[2]
+			w := parts[2]
 			var fc struct{ Args map[string]any }
 			var err error
 			if fc.Args, err = ec.field_Query_registrationEvents_args(ctx, fields[4].ArgumentMap(ec.Variables)); err != nil {
@@ -4741,12 +4758,13 @@ func (ec *executionContext) compiledRegistrationEvents(ctx context.Context, fiel
 	}
 	w.Write(parts[2].Bytes())
 	w.WriteByte('}')
+	releaseScratch(parts[:]...)
 	return true
 }
 
 // compiledRewardsEvents writes the data of the operation RewardsEvents (rest/operations/events_rewards.graphql).
 func (ec *executionContext) compiledRewardsEvents(ctx context.Context, fields []*ast.Field, w *bytes.Buffer) bool {
-	var parts [2]bytes.Buffer
+	parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
 	var oks [2]bool
 	var wg sync.WaitGroup
 	if included(fields[0], ec.Variables) {
@@ -4755,7 +4773,7 @@ func (ec *executionContext) compiledRewardsEvents(ctx context.Context, fields []
 			defer wg.Done()
 			defer swallowPanic()
 			oks[0] = func() bool {
-				w := &parts[0]
+				w := parts[0]
 				var fc struct{ Args map[string]any }
 				var err error
 				if fc.Args, err = ec.field_Query_avs_args(ctx, fields[0].ArgumentMap(ec.Variables)); err != nil {
@@ -4786,7 +4804,7 @@ func (ec *executionContext) compiledRewardsEvents(ctx context.Context, fields []
 		defer wg.Done()
 		defer swallowPanic()
 		oks[1] = func() bool {
-			w := &parts[1]
+			w := parts[1]
 			var fc struct{ Args map[string]any }
 			var err error
 			if fc.Args, err = ec.field_Query_rewardsEvents_args(ctx, fields[2].ArgumentMap(ec.Variables)); err != nil {
@@ -5040,6 +5058,7 @@ func (ec *executionContext) compiledRewardsEvents(ctx context.Context, fields []
 	}
 	w.Write(parts[1].Bytes())
 	w.WriteByte('}')
+	releaseScratch(parts[:]...)
 	return true
 }
 
@@ -5691,7 +5710,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 			return false
 		}
 		obj := v
-		var parts [8]bytes.Buffer
+		parts := [8]*bytes.Buffer{scratchBuffer(), scratchBuffer(), scratchBuffer(), scratchBuffer(), scratchBuffer(), scratchBuffer(), scratchBuffer(), scratchBuffer()}
 		var oks [8]bool
 		var wg sync.WaitGroup
 		wg.Add(1)
@@ -5699,7 +5718,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 			defer wg.Done()
 			defer swallowPanic()
 			oks[0] = func() bool {
-				w := &parts[0]
+				w := parts[0]
 				v, err := ec.Resolvers.Metrics().Tvl(ctx, obj)
 				if err != nil {
 					return false
@@ -5713,7 +5732,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 			defer wg.Done()
 			defer swallowPanic()
 			oks[1] = func() bool {
-				w := &parts[1]
+				w := parts[1]
 				v, err := ec.Resolvers.Metrics().TvlBeaconChain(ctx, obj)
 				if err != nil {
 					return false
@@ -5727,7 +5746,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 			defer wg.Done()
 			defer swallowPanic()
 			oks[2] = func() bool {
-				w := &parts[2]
+				w := parts[2]
 				v, err := ec.Resolvers.Metrics().TvlRestaking(ctx, obj)
 				if err != nil {
 					return false
@@ -5741,7 +5760,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 			defer wg.Done()
 			defer swallowPanic()
 			oks[3] = func() bool {
-				w := &parts[3]
+				w := parts[3]
 				v, err := ec.Resolvers.Metrics().TvlStrategies(ctx, obj)
 				if err != nil {
 					return false
@@ -5758,7 +5777,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 			defer wg.Done()
 			defer swallowPanic()
 			oks[4] = func() bool {
-				w := &parts[4]
+				w := parts[4]
 				v, err := ec.Resolvers.Metrics().TvlStrategiesEth(ctx, obj)
 				if err != nil {
 					return false
@@ -5775,7 +5794,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 			defer wg.Done()
 			defer swallowPanic()
 			oks[5] = func() bool {
-				w := &parts[5]
+				w := parts[5]
 				v, err := ec.Resolvers.Metrics().TotalAvs(ctx, obj)
 				if err != nil {
 					return false
@@ -5789,7 +5808,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 			defer wg.Done()
 			defer swallowPanic()
 			oks[6] = func() bool {
-				w := &parts[6]
+				w := parts[6]
 				v, err := ec.Resolvers.Metrics().TotalOperators(ctx, obj)
 				if err != nil {
 					return false
@@ -5803,7 +5822,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 			defer wg.Done()
 			defer swallowPanic()
 			oks[7] = func() bool {
-				w := &parts[7]
+				w := parts[7]
 				v, err := ec.Resolvers.Metrics().TotalStakers(ctx, obj)
 				if err != nil {
 					return false
@@ -5863,6 +5882,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 		}
 		w.Write(parts[7].Bytes())
 		w.WriteByte('}')
+		releaseScratch(parts[:]...)
 	}
 	w.WriteByte('}')
 	return true
@@ -6127,7 +6147,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 			w.WriteString("null")
 		} else {
 			obj := v
-			var parts [3]bytes.Buffer
+			parts := [3]*bytes.Buffer{scratchBuffer(), scratchBuffer(), scratchBuffer()}
 			var oks [3]bool
 			var wg sync.WaitGroup
 			wg.Add(1)
@@ -6135,7 +6155,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 				defer wg.Done()
 				defer swallowPanic()
 				oks[0] = func() bool {
-					w := &parts[0]
+					w := parts[0]
 					v, err := ec.Resolvers.Operator().Shares(ctx, obj)
 					if err != nil {
 						return false
@@ -6173,7 +6193,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 					defer wg.Done()
 					defer swallowPanic()
 					oks[1] = func() bool {
-						w := &parts[1]
+						w := parts[1]
 						v, err := ec.Resolvers.Operator().Tvl(ctx, obj)
 						if err != nil {
 							return false
@@ -6228,12 +6248,12 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 				defer wg.Done()
 				defer swallowPanic()
 				oks[2] = func() bool {
-					w := &parts[2]
+					w := parts[2]
 					v, err := ec.Resolvers.Operator().AvsRegistrations(ctx, obj)
 					if err != nil {
 						return false
 					}
-					elems := make([]bytes.Buffer, len(v))
+					elems := make([]*bytes.Buffer, len(v))
 					oks := make([]bool, len(v))
 					var wg sync.WaitGroup
 					for i := range v {
@@ -6242,7 +6262,8 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 							defer wg.Done()
 							defer swallowPanic()
 							oks[i] = func() bool {
-								w := &elems[i]
+								elems[i] = scratchBuffer()
+								w := elems[i]
 								obj := v[i]
 								if obj == nil {
 									return false
@@ -6270,7 +6291,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 										w.WriteString("null")
 									} else {
 										obj := v
-										var parts [4]bytes.Buffer
+										parts := [4]*bytes.Buffer{scratchBuffer(), scratchBuffer(), scratchBuffer(), scratchBuffer()}
 										var oks [4]bool
 										var wg sync.WaitGroup
 										wg.Add(1)
@@ -6278,7 +6299,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 											defer wg.Done()
 											defer swallowPanic()
 											oks[0] = func() bool {
-												w := &parts[0]
+												w := parts[0]
 												v, err := ec.Resolvers.Avs().CuratedMetadata(ctx, obj)
 												if err != nil {
 													return false
@@ -6369,7 +6390,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 											defer wg.Done()
 											defer swallowPanic()
 											oks[1] = func() bool {
-												w := &parts[1]
+												w := parts[1]
 												v, err := ec.Resolvers.Avs().Tvl(ctx, obj)
 												if err != nil {
 													return false
@@ -6393,7 +6414,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 											defer wg.Done()
 											defer swallowPanic()
 											oks[2] = func() bool {
-												w := &parts[2]
+												w := parts[2]
 												v, err := ec.Resolvers.Avs().StrategyApys(ctx, obj)
 												if err != nil {
 													return false
@@ -6430,7 +6451,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 											defer wg.Done()
 											defer swallowPanic()
 											oks[3] = func() bool {
-												w := &parts[3]
+												w := parts[3]
 												v, err := ec.Resolvers.Avs().Rewards(ctx, obj)
 												if err != nil {
 													return false
@@ -6451,7 +6472,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 													if err != nil {
 														return false
 													}
-													elems := make([]bytes.Buffer, len(v))
+													elems := make([]*bytes.Buffer, len(v))
 													oks := make([]bool, len(v))
 													var wg sync.WaitGroup
 													for i := range v {
@@ -6460,7 +6481,8 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 															defer wg.Done()
 															defer swallowPanic()
 															oks[i] = func() bool {
-																w := &elems[i]
+																elems[i] = scratchBuffer()
+																w := elems[i]
 																obj := v[i]
 																if obj == nil {
 																	return false
@@ -6573,6 +6595,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 														w.Write(elems[i].Bytes())
 													}
 													w.WriteByte(']')
+													releaseScratch(elems...)
 												}
 												w.WriteByte('}')
 												return true
@@ -6713,6 +6736,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 										}
 										w.Write(parts[3].Bytes())
 										w.WriteByte('}')
+										releaseScratch(parts[:]...)
 									}
 								}
 								w.WriteByte('}')
@@ -6737,6 +6761,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 						w.Write(elems[i].Bytes())
 					}
 					w.WriteByte(']')
+					releaseScratch(elems...)
 					return true
 				}()
 			})
@@ -6909,6 +6934,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 			}
 			w.Write(parts[2].Bytes())
 			w.WriteByte('}')
+			releaseScratch(parts[:]...)
 		}
 	}
 	w.WriteByte('}')
@@ -6937,7 +6963,7 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 		w.WriteString("\"data\":")
 		{
 			v := obj.Data
-			elems := make([]bytes.Buffer, len(v))
+			elems := make([]*bytes.Buffer, len(v))
 			oks := make([]bool, len(v))
 			var wg sync.WaitGroup
 			for i := range v {
@@ -6946,12 +6972,13 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 					defer wg.Done()
 					defer swallowPanic()
 					oks[i] = func() bool {
-						w := &elems[i]
+						elems[i] = scratchBuffer()
+						w := elems[i]
 						obj := v[i]
 						if obj == nil {
 							return false
 						}
-						var parts [3]bytes.Buffer
+						parts := [3]*bytes.Buffer{scratchBuffer(), scratchBuffer(), scratchBuffer()}
 						var oks [3]bool
 						var wg sync.WaitGroup
 						wg.Add(1)
@@ -6959,7 +6986,7 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 							defer wg.Done()
 							defer swallowPanic()
 							oks[0] = func() bool {
-								w := &parts[0]
+								w := parts[0]
 								v, err := ec.Resolvers.Operator().Shares(ctx, obj)
 								if err != nil {
 									return false
@@ -6996,7 +7023,7 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 							defer wg.Done()
 							defer swallowPanic()
 							oks[1] = func() bool {
-								w := &parts[1]
+								w := parts[1]
 								v, err := ec.Resolvers.Operator().AvsRegistrations(ctx, obj)
 								if err != nil {
 									return false
@@ -7034,7 +7061,7 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 								defer wg.Done()
 								defer swallowPanic()
 								oks[2] = func() bool {
-									w := &parts[2]
+									w := parts[2]
 									v, err := ec.Resolvers.Operator().Tvl(ctx, obj)
 									if err != nil {
 										return false
@@ -7253,6 +7280,7 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 							w.Write(parts[2].Bytes())
 						}
 						w.WriteByte('}')
+						releaseScratch(parts[:]...)
 						return true
 					}()
 				})
@@ -7274,6 +7302,7 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 				w.Write(elems[i].Bytes())
 			}
 			w.WriteByte(']')
+			releaseScratch(elems...)
 		}
 		w.WriteByte(',')
 		w.WriteString("\"meta\":")
@@ -7386,7 +7415,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 			w.WriteString("null")
 		} else {
 			obj := v
-			var parts [3]bytes.Buffer
+			parts := [3]*bytes.Buffer{scratchBuffer(), scratchBuffer(), scratchBuffer()}
 			var oks [3]bool
 			var wg sync.WaitGroup
 			wg.Add(1)
@@ -7394,7 +7423,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 				defer wg.Done()
 				defer swallowPanic()
 				oks[0] = func() bool {
-					w := &parts[0]
+					w := parts[0]
 					v, err := ec.Resolvers.OperatorSet().AllocatedStake(ctx, obj)
 					if err != nil {
 						return false
@@ -7432,7 +7461,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 					defer wg.Done()
 					defer swallowPanic()
 					oks[1] = func() bool {
-						w := &parts[1]
+						w := parts[1]
 						v, err := ec.Resolvers.OperatorSet().AllocatedTvl(ctx, obj)
 						if err != nil {
 							return false
@@ -7487,7 +7516,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 				defer wg.Done()
 				defer swallowPanic()
 				oks[2] = func() bool {
-					w := &parts[2]
+					w := parts[2]
 					var fc struct{ Args map[string]any }
 					var err error
 					if fc.Args, err = ec.field_OperatorSet_operators_args(ctx, fields[17].ArgumentMap(ec.Variables)); err != nil {
@@ -7505,7 +7534,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 					w.WriteString("\"data\":")
 					{
 						v := obj.Data
-						elems := make([]bytes.Buffer, len(v))
+						elems := make([]*bytes.Buffer, len(v))
 						oks := make([]bool, len(v))
 						var wg sync.WaitGroup
 						for i := range v {
@@ -7514,7 +7543,8 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 								defer wg.Done()
 								defer swallowPanic()
 								oks[i] = func() bool {
-									w := &elems[i]
+									elems[i] = scratchBuffer()
+									w := elems[i]
 									obj := v[i]
 									if obj == nil {
 										return false
@@ -7645,6 +7675,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 							w.Write(elems[i].Bytes())
 						}
 						w.WriteByte(']')
+						releaseScratch(elems...)
 					}
 					w.WriteByte(',')
 					w.WriteString("\"meta\":")
@@ -7769,6 +7800,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 			}
 			w.Write(parts[2].Bytes())
 			w.WriteByte('}')
+			releaseScratch(parts[:]...)
 		}
 	}
 	w.WriteByte('}')
@@ -8498,7 +8530,7 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 			return false
 		}
 		obj := v
-		var parts [3]bytes.Buffer
+		parts := [3]*bytes.Buffer{scratchBuffer(), scratchBuffer(), scratchBuffer()}
 		var oks [3]bool
 		var wg sync.WaitGroup
 		wg.Add(1)
@@ -8506,7 +8538,7 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 			defer wg.Done()
 			defer swallowPanic()
 			oks[0] = func() bool {
-				w := &parts[0]
+				w := parts[0]
 				v, err := ec.Resolvers.Staker().Shares(ctx, obj)
 				if err != nil {
 					return false
@@ -8544,7 +8576,7 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 				defer wg.Done()
 				defer swallowPanic()
 				oks[1] = func() bool {
-					w := &parts[1]
+					w := parts[1]
 					v, err := ec.Resolvers.Staker().Tvl(ctx, obj)
 					if err != nil {
 						return false
@@ -8599,7 +8631,7 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 			defer wg.Done()
 			defer swallowPanic()
 			oks[2] = func() bool {
-				w := &parts[2]
+				w := parts[2]
 				v, err := ec.Resolvers.Staker().Rewards(ctx, obj)
 				if err != nil {
 					return false
@@ -8886,6 +8918,7 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 		}
 		w.Write(parts[2].Bytes())
 		w.WriteByte('}')
+		releaseScratch(parts[:]...)
 	}
 	w.WriteByte('}')
 	return true
@@ -8913,7 +8946,7 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 		w.WriteString("\"data\":")
 		{
 			v := obj.Data
-			elems := make([]bytes.Buffer, len(v))
+			elems := make([]*bytes.Buffer, len(v))
 			oks := make([]bool, len(v))
 			var wg sync.WaitGroup
 			for i := range v {
@@ -8922,12 +8955,13 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 					defer wg.Done()
 					defer swallowPanic()
 					oks[i] = func() bool {
-						w := &elems[i]
+						elems[i] = scratchBuffer()
+						w := elems[i]
 						obj := v[i]
 						if obj == nil {
 							return false
 						}
-						var parts [2]bytes.Buffer
+						parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
 						var oks [2]bool
 						var wg sync.WaitGroup
 						wg.Add(1)
@@ -8935,7 +8969,7 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 							defer wg.Done()
 							defer swallowPanic()
 							oks[0] = func() bool {
-								w := &parts[0]
+								w := parts[0]
 								v, err := ec.Resolvers.Staker().Shares(ctx, obj)
 								if err != nil {
 									return false
@@ -8973,7 +9007,7 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 								defer wg.Done()
 								defer swallowPanic()
 								oks[1] = func() bool {
-									w := &parts[1]
+									w := parts[1]
 									v, err := ec.Resolvers.Staker().Tvl(ctx, obj)
 									if err != nil {
 										return false
@@ -9102,6 +9136,7 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 							w.Write(parts[1].Bytes())
 						}
 						w.WriteByte('}')
+						releaseScratch(parts[:]...)
 						return true
 					}()
 				})
@@ -9123,6 +9158,7 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 				w.Write(elems[i].Bytes())
 			}
 			w.WriteByte(']')
+			releaseScratch(elems...)
 		}
 		w.WriteByte(',')
 		w.WriteString("\"meta\":")
@@ -9965,7 +10001,7 @@ func (ec *executionContext) compiledWithdrawals(ctx context.Context, fields []*a
 		w.WriteString("\"data\":")
 		{
 			v := obj.Data
-			elems := make([]bytes.Buffer, len(v))
+			elems := make([]*bytes.Buffer, len(v))
 			oks := make([]bool, len(v))
 			var wg sync.WaitGroup
 			for i := range v {
@@ -9974,7 +10010,8 @@ func (ec *executionContext) compiledWithdrawals(ctx context.Context, fields []*a
 					defer wg.Done()
 					defer swallowPanic()
 					oks[i] = func() bool {
-						w := &elems[i]
+						elems[i] = scratchBuffer()
+						w := elems[i]
 						obj := v[i]
 						if obj == nil {
 							return false
@@ -10093,6 +10130,7 @@ func (ec *executionContext) compiledWithdrawals(ctx context.Context, fields []*a
 				w.Write(elems[i].Bytes())
 			}
 			w.WriteByte(']')
+			releaseScratch(elems...)
 		}
 		w.WriteByte(',')
 		w.WriteString("\"meta\":")
