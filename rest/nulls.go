@@ -63,9 +63,10 @@ type nullScanner struct {
 }
 
 // memberCopy copies the string member at from into the objects at into, as
-// their first member, named name: each object at into takes the value of
-// the member at from of their closest common ancestor, which must come
-// before them in the document. from and into are paths as in nullPaths.
+// their first member, named name. Each object at into takes the value from
+// the object that holds both it and the member (a staker's address into
+// each of the staker's shares), where the member must come first. from and
+// into are paths as in nullPaths.
 type memberCopy struct {
 	from, into []string
 	name       string

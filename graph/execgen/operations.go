@@ -278,8 +278,8 @@ func (c *operationCompiler) object(b *bytes.Buffer, obj *codegen.Object, sel []c
 	slot := map[int]int{}
 	if spawn {
 		// The parts are scratch buffers, whose memory the next operation
-		// reuses: a page's elements and their fields grew fresh buffers
-		// a tenth of the server's allocations.
+		// reuses: fresh buffers, doubling as they filled, had been 45% of
+		// the bytes an uncached page of operators allocated.
 		gets := make([]string, len(concurrent))
 		for j := range gets {
 			gets[j] = "scratchBuffer()"
