@@ -346,45 +346,49 @@ func strategyRewardTokensFromStore(s store.StrategyRewardTokens) *model.Strategy
 // per-strategy maps only; beacon ETH is tvlBeaconChain and is left out of
 // the maps; unknown strategies count nowhere.
 func tvlFromShares(shares []store.StrategyShares) *model.Tvl {
-	var beacon, restaking, weth big.Rat
-	native, eth := map[string]*big.Rat{}, map[string]*big.Rat{}
+	var beacon, restaking, weth model.DecimalSum
+	native, eth := map[string]*model.DecimalSum{}, map[string]*model.DecimalSum{}
 	for _, s := range shares {
-		value := decimalRat(s.ETHValue)
+		var value model.DecimalSum
+		value.AddText(s.ETHValue)
 		switch chain.StrategyKind(s.Kind) {
 		case chain.KindBeacon:
-			beacon.Add(&beacon, value)
+			beacon.Add(&value)
 			continue
 		case chain.KindLiquid:
-			restaking.Add(&restaking, value)
+			restaking.Add(&value)
 			if s.Symbol == "WETH" {
-				weth.Add(&weth, value)
+				weth.Add(&value)
 			}
 		case chain.KindEigen:
 		default:
 			continue
 		}
-		addTo(native, s.Symbol, decimalRat(s.UnderlyingValue))
-		addTo(eth, s.Symbol, value)
+		sumOf(native, s.Symbol).AddText(s.UnderlyingValue)
+		sumOf(eth, s.Symbol).Add(&value)
 	}
-	var total big.Rat
-	total.Add(&beacon, &restaking)
+	var total model.DecimalSum
+	total.Add(&beacon)
+	total.Add(&restaking)
 	return &model.Tvl{
-		Tvl:              ratToFloat(&total),
-		TvlBeaconChain:   ratToFloat(&beacon),
-		TvlRestaking:     ratToFloat(&restaking),
-		TvlWeth:          ratToFloat(&weth),
+		Tvl:              total.Float64(),
+		TvlBeaconChain:   beacon.Float64(),
+		TvlRestaking:     restaking.Float64(),
+		TvlWeth:          weth.Float64(),
 		TvlStrategies:    model.NewStrategyValues(native),
 		TvlStrategiesEth: model.NewStrategyValues(eth),
 	}
 }
 
-// addTo adds v to m[key].
-func addTo(m map[string]*big.Rat, key string, v *big.Rat) {
-	if cur, ok := m[key]; ok {
-		cur.Add(cur, v)
-		return
+// sumOf returns the sum kept under key in m, adding a zero one if there is
+// none.
+func sumOf(m map[string]*model.DecimalSum, key string) *model.DecimalSum {
+	sum, ok := m[key]
+	if !ok {
+		sum = new(model.DecimalSum)
+		m[key] = sum
 	}
-	m[key] = v
+	return sum
 }
 
 // decimalRat parses decimal text from the database; malformed text (which

@@ -114,13 +114,13 @@ func restakingRatio(trio store.SnapshotTrio) *model.RestakingRatio {
 // restakingValues returns the per-strategy TVL maps of the restaking
 // strategies (all but beacon ETH) of one snapshot day.
 func restakingValues(snaps []store.StrategySnapshot) (native, eth model.StrategyValues) {
-	nativeValues, ethValues := map[string]*big.Rat{}, map[string]*big.Rat{}
+	nativeValues, ethValues := map[string]*model.DecimalSum{}, map[string]*model.DecimalSum{}
 	for _, s := range snaps {
 		if chain.StrategyKind(s.Kind) == chain.KindBeacon {
 			continue
 		}
-		addTo(nativeValues, s.Symbol, decimalRat(s.TVL))
-		addTo(ethValues, s.Symbol, decimalRat(s.TVLETH))
+		sumOf(nativeValues, s.Symbol).AddText(s.TVL)
+		sumOf(ethValues, s.Symbol).AddText(s.TVLETH)
 	}
 	return model.NewStrategyValues(nativeValues), model.NewStrategyValues(ethValues)
 }

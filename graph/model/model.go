@@ -3,9 +3,9 @@
 // generates into models_gen.go. Fields of the schema that a struct here does
 // not have are resolved by package graph, usually through a dataloader.
 //
-// Amounts stay exact (decimal text or big.Rat) until the conversion into a
-// model value for a Float field of the schema, which is where the REST
-// contract wants a JSON number.
+// Amounts stay exact (decimal text, DecimalSum or big.Rat) until the
+// conversion into a model value for a Float field of the schema, which is
+// where the REST contract wants a JSON number.
 package model
 
 import (

@@ -181,7 +181,7 @@ type StrategyValues struct {
 
 // NewStrategyValues returns the amounts of values as they are written;
 // values is not kept.
-func NewStrategyValues(values map[string]*big.Rat) StrategyValues {
+func NewStrategyValues(values map[string]*DecimalSum) StrategyValues {
 	return StrategyValues{text: strategyValuesText(values)}
 }
 
@@ -196,7 +196,7 @@ func (v StrategyValues) MarshalGQL(w io.Writer) {
 
 // strategyValuesText returns values as a JSON object of numbers, its keys
 // sorted.
-func strategyValuesText(values map[string]*big.Rat) []byte {
+func strategyValuesText(values map[string]*DecimalSum) []byte {
 	keys := make([]string, 0, len(values))
 	for k := range values {
 		keys = append(keys, k)
@@ -210,7 +210,7 @@ func strategyValuesText(values map[string]*big.Rat) []byte {
 		}
 		appendJSONString(&buf, k)
 		buf.WriteByte(':')
-		buf.Write(AppendFloat(buf.AvailableBuffer(), ratFloat64(values[k])))
+		buf.Write(AppendFloat(buf.AvailableBuffer(), values[k].Float64()))
 	}
 	buf.WriteByte('}')
 	return buf.Bytes()
@@ -229,23 +229,6 @@ func appendJSONString(buf *bytes.Buffer, s string) {
 	buf.WriteByte('"')
 	buf.WriteString(s)
 	buf.WriteByte('"')
-}
-
-// ratFloat64 returns the float64 nearest r, as r.Float64 does. Most values
-// written were made from a float64 (graph rounds its sums once): a
-// numerator of at most 53 bits over a power of two, whose float64 is
-// exact and comes from a shift, where big.Rat's general conversion
-// divides. Any other value is converted by big.Rat.
-func ratFloat64(r *big.Rat) float64 {
-	num, den := r.Num(), r.Denom()
-	k := den.BitLen() - 1
-	if num.BitLen() <= 53 && uint(k) == den.TrailingZeroBits() && k <= 1022 && num.BitLen()-k > -1021 {
-		// Both float64(num) and its product by 2^-k are exact: the
-		// numerator fits the mantissa and the result is a normal number.
-		return math.Ldexp(float64(num.Int64()), -k)
-	}
-	f, _ := r.Float64()
-	return f
 }
 
 // UnmarshalGQL rejects input: StrategyValues is an output type.
