@@ -52,6 +52,16 @@ func newCountingConnector(url string, runtime map[string]string, count *atomic.I
 			cfg.Runtime[k] = v
 		}
 	}
+	// A statement with arguments that is not kept prepared (a page of a
+	// whole list, filtered by the request) is sent with its arguments in
+	// one round trip: Parse, Bind, Describe and Execute together. Without
+	// this pq first asks the server for the parameters' types, a round
+	// trip of its own, and encodes the arguments by them; here the server
+	// reads each argument's text as the type its position takes, which
+	// is what every statement of this package casts or compares it to.
+	// Only []byte arguments are sent in binary, and those this package
+	// sends are bytea (API key hashes).
+	cfg.BinaryParameters = true
 	c, err := pq.NewConnectorConfig(cfg)
 	if err != nil {
 		return nil, err
