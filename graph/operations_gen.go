@@ -1884,9 +1884,7 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 					}()
 				})
 			}
-			wg.Add(1)
-			goConcurrently(func() {
-				defer wg.Done()
+			func() {
 				defer swallowPanic()
 				oks[3] = func() bool {
 					w := parts[3]
@@ -1920,7 +1918,7 @@ func (ec *executionContext) compiledAvsDetail(ctx context.Context, fields []*ast
 					w.WriteByte(']')
 					return true
 				}()
-			})
+			}()
 			wg.Wait()
 			w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len() + parts[3].Len())
 			sep := false
@@ -2148,43 +2146,6 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 						parts := [3]*bytes.Buffer{scratchBuffer(), scratchBuffer(), scratchBuffer()}
 						var oks [3]bool
 						var wg sync.WaitGroup
-						wg.Add(1)
-						goConcurrently(func() {
-							defer wg.Done()
-							defer swallowPanic()
-							oks[0] = func() bool {
-								w := parts[0]
-								v, err := ec.Resolvers.Avs().Shares(ctx, obj)
-								if err != nil {
-									return false
-								}
-								w.WriteByte('[')
-								for i := range v {
-									if i > 0 {
-										w.WriteByte(',')
-									}
-									obj := v[i]
-									if obj == nil {
-										return false
-									}
-									w.WriteByte('{')
-									w.WriteString("\"strategyAddress\":")
-									{
-										v := obj.StrategyAddress
-										ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte(',')
-									w.WriteString("\"shares\":")
-									{
-										v := obj.Shares
-										ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte('}')
-								}
-								w.WriteByte(']')
-								return true
-							}()
-						})
 						if included(fields[20], ec.Variables) {
 							wg.Add(1)
 							goConcurrently(func() {
@@ -2340,6 +2301,41 @@ func (ec *executionContext) compiledAvsList(ctx context.Context, fields []*ast.F
 								}()
 							})
 						}
+						func() {
+							defer swallowPanic()
+							oks[0] = func() bool {
+								w := parts[0]
+								v, err := ec.Resolvers.Avs().Shares(ctx, obj)
+								if err != nil {
+									return false
+								}
+								w.WriteByte('[')
+								for i := range v {
+									if i > 0 {
+										w.WriteByte(',')
+									}
+									obj := v[i]
+									if obj == nil {
+										return false
+									}
+									w.WriteByte('{')
+									w.WriteString("\"strategyAddress\":")
+									{
+										v := obj.StrategyAddress
+										ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
+									}
+									w.WriteByte(',')
+									w.WriteString("\"shares\":")
+									{
+										v := obj.Shares
+										ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
+									}
+									w.WriteByte('}')
+								}
+								w.WriteByte(']')
+								return true
+							}()
+						}()
 						wg.Wait()
 						w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len())
 						sep := false
@@ -2628,43 +2624,6 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 								parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
 								var oks [2]bool
 								var wg sync.WaitGroup
-								wg.Add(1)
-								goConcurrently(func() {
-									defer wg.Done()
-									defer swallowPanic()
-									oks[0] = func() bool {
-										w := parts[0]
-										v, err := ec.Resolvers.OperatorSet().AllocatedStake(ctx, obj)
-										if err != nil {
-											return false
-										}
-										w.WriteByte('[')
-										for i := range v {
-											if i > 0 {
-												w.WriteByte(',')
-											}
-											obj := v[i]
-											if obj == nil {
-												return false
-											}
-											w.WriteByte('{')
-											w.WriteString("\"strategyAddress\":")
-											{
-												v := obj.StrategyAddress
-												ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte(',')
-											w.WriteString("\"shares\":")
-											{
-												v := obj.Shares
-												ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte('}')
-										}
-										w.WriteByte(']')
-										return true
-									}()
-								})
 								if included(fields[12], ec.Variables) {
 									wg.Add(1)
 									goConcurrently(func() {
@@ -2721,6 +2680,41 @@ func (ec *executionContext) compiledAvsOperatorSets(ctx context.Context, fields 
 										}()
 									})
 								}
+								func() {
+									defer swallowPanic()
+									oks[0] = func() bool {
+										w := parts[0]
+										v, err := ec.Resolvers.OperatorSet().AllocatedStake(ctx, obj)
+										if err != nil {
+											return false
+										}
+										w.WriteByte('[')
+										for i := range v {
+											if i > 0 {
+												w.WriteByte(',')
+											}
+											obj := v[i]
+											if obj == nil {
+												return false
+											}
+											w.WriteByte('{')
+											w.WriteString("\"strategyAddress\":")
+											{
+												v := obj.StrategyAddress
+												ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
+											}
+											w.WriteByte(',')
+											w.WriteString("\"shares\":")
+											{
+												v := obj.Shares
+												ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
+											}
+											w.WriteByte('}')
+										}
+										w.WriteByte(']')
+										return true
+									}()
+								}()
 								wg.Wait()
 								w.Grow(parts[0].Len() + parts[1].Len())
 								sep := false
@@ -2920,43 +2914,6 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 								parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
 								var oks [2]bool
 								var wg sync.WaitGroup
-								wg.Add(1)
-								goConcurrently(func() {
-									defer wg.Done()
-									defer swallowPanic()
-									oks[0] = func() bool {
-										w := parts[0]
-										v, err := ec.Resolvers.AvsOperator().Shares(ctx, obj)
-										if err != nil {
-											return false
-										}
-										w.WriteByte('[')
-										for i := range v {
-											if i > 0 {
-												w.WriteByte(',')
-											}
-											obj := v[i]
-											if obj == nil {
-												return false
-											}
-											w.WriteByte('{')
-											w.WriteString("\"strategyAddress\":")
-											{
-												v := obj.StrategyAddress
-												ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte(',')
-											w.WriteString("\"shares\":")
-											{
-												v := obj.Shares
-												ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte('}')
-										}
-										w.WriteByte(']')
-										return true
-									}()
-								})
 								if included(fields[22], ec.Variables) {
 									wg.Add(1)
 									goConcurrently(func() {
@@ -3013,6 +2970,41 @@ func (ec *executionContext) compiledAvsOperators(ctx context.Context, fields []*
 										}()
 									})
 								}
+								func() {
+									defer swallowPanic()
+									oks[0] = func() bool {
+										w := parts[0]
+										v, err := ec.Resolvers.AvsOperator().Shares(ctx, obj)
+										if err != nil {
+											return false
+										}
+										w.WriteByte('[')
+										for i := range v {
+											if i > 0 {
+												w.WriteByte(',')
+											}
+											obj := v[i]
+											if obj == nil {
+												return false
+											}
+											w.WriteByte('{')
+											w.WriteString("\"strategyAddress\":")
+											{
+												v := obj.StrategyAddress
+												ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
+											}
+											w.WriteByte(',')
+											w.WriteString("\"shares\":")
+											{
+												v := obj.Shares
+												ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
+											}
+											w.WriteByte('}')
+										}
+										w.WriteByte(']')
+										return true
+									}()
+								}()
 								wg.Wait()
 								w.Grow(parts[0].Len() + parts[1].Len())
 								sep := false
@@ -3354,9 +3346,7 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 										return true
 									}()
 								})
-								wg.Add(1)
-								goConcurrently(func() {
-									defer wg.Done()
+								func() {
 									defer swallowPanic()
 									oks[1] = func() bool {
 										w := parts[1]
@@ -3402,7 +3392,7 @@ func (ec *executionContext) compiledAvsRewards(ctx context.Context, fields []*as
 										w.WriteByte(']')
 										return true
 									}()
-								})
+								}()
 								wg.Wait()
 								w.Grow(parts[0].Len() + parts[1].Len())
 								w.WriteByte('{')
@@ -3561,43 +3551,6 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 								parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
 								var oks [2]bool
 								var wg sync.WaitGroup
-								wg.Add(1)
-								goConcurrently(func() {
-									defer wg.Done()
-									defer swallowPanic()
-									oks[0] = func() bool {
-										w := parts[0]
-										v, err := ec.Resolvers.Staker().Shares(ctx, obj)
-										if err != nil {
-											return false
-										}
-										w.WriteByte('[')
-										for i := range v {
-											if i > 0 {
-												w.WriteByte(',')
-											}
-											obj := v[i]
-											if obj == nil {
-												return false
-											}
-											w.WriteByte('{')
-											w.WriteString("\"strategyAddress\":")
-											{
-												v := obj.StrategyAddress
-												ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte(',')
-											w.WriteString("\"shares\":")
-											{
-												v := obj.Shares
-												ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte('}')
-										}
-										w.WriteByte(']')
-										return true
-									}()
-								})
 								if included(fields[12], ec.Variables) {
 									wg.Add(1)
 									goConcurrently(func() {
@@ -3654,6 +3607,41 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 										}()
 									})
 								}
+								func() {
+									defer swallowPanic()
+									oks[0] = func() bool {
+										w := parts[0]
+										v, err := ec.Resolvers.Staker().Shares(ctx, obj)
+										if err != nil {
+											return false
+										}
+										w.WriteByte('[')
+										for i := range v {
+											if i > 0 {
+												w.WriteByte(',')
+											}
+											obj := v[i]
+											if obj == nil {
+												return false
+											}
+											w.WriteByte('{')
+											w.WriteString("\"strategyAddress\":")
+											{
+												v := obj.StrategyAddress
+												ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
+											}
+											w.WriteByte(',')
+											w.WriteString("\"shares\":")
+											{
+												v := obj.Shares
+												ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
+											}
+											w.WriteByte('}')
+										}
+										w.WriteByte(']')
+										return true
+									}()
+								}()
 								wg.Wait()
 								w.Grow(parts[0].Len() + parts[1].Len())
 								sep := false
@@ -4142,9 +4130,7 @@ func (ec *executionContext) compiledDelegationEvents(ctx context.Context, fields
 			}()
 		})
 	}
-	wg.Add(1)
-	goConcurrently(func() {
-		defer wg.Done()
+	func() {
 		defer swallowPanic()
 		oks[1] = func() bool {
 			w := parts[1]
@@ -4320,7 +4306,7 @@ func (ec *executionContext) compiledDelegationEvents(ctx context.Context, fields
 			w.WriteByte('}')
 			return true
 		}()
-	})
+	}()
 	wg.Wait()
 	w.Grow(parts[0].Len() + parts[1].Len())
 	sep := false
@@ -4599,9 +4585,7 @@ func (ec *executionContext) compiledRegistrationEvents(ctx context.Context, fiel
 			}()
 		})
 	}
-	wg.Add(1)
-	goConcurrently(func() {
-		defer wg.Done()
+	func() {
 		defer swallowPanic()
 		oks[2] = func() bool {
 			w := parts[2]
@@ -4721,7 +4705,7 @@ func (ec *executionContext) compiledRegistrationEvents(ctx context.Context, fiel
 			w.WriteByte('}')
 			return true
 		}()
-	})
+	}()
 	wg.Wait()
 	w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len())
 	sep := false
@@ -4799,9 +4783,7 @@ func (ec *executionContext) compiledRewardsEvents(ctx context.Context, fields []
 			}()
 		})
 	}
-	wg.Add(1)
-	goConcurrently(func() {
-		defer wg.Done()
+	func() {
 		defer swallowPanic()
 		oks[1] = func() bool {
 			w := parts[1]
@@ -5032,7 +5014,7 @@ func (ec *executionContext) compiledRewardsEvents(ctx context.Context, fields []
 			w.WriteByte('}')
 			return true
 		}()
-	})
+	}()
 	wg.Wait()
 	w.Grow(parts[0].Len() + parts[1].Len())
 	sep := false
@@ -5817,9 +5799,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 				return true
 			}()
 		})
-		wg.Add(1)
-		goConcurrently(func() {
-			defer wg.Done()
+		func() {
 			defer swallowPanic()
 			oks[7] = func() bool {
 				w := parts[7]
@@ -5830,7 +5810,7 @@ func (ec *executionContext) compiledMetrics(ctx context.Context, fields []*ast.F
 				ec.marshalNInt2int(ctx, nil, v).MarshalGQL(w)
 				return true
 			}()
-		})
+		}()
 		wg.Wait()
 		w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len() + parts[3].Len() + parts[4].Len() + parts[5].Len() + parts[6].Len() + parts[7].Len())
 		w.WriteByte('{')
@@ -6243,9 +6223,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 					}()
 				})
 			}
-			wg.Add(1)
-			goConcurrently(func() {
-				defer wg.Done()
+			func() {
 				defer swallowPanic()
 				oks[2] = func() bool {
 					w := parts[2]
@@ -6446,9 +6424,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 												return true
 											}()
 										})
-										wg.Add(1)
-										goConcurrently(func() {
-											defer wg.Done()
+										func() {
 											defer swallowPanic()
 											oks[3] = func() bool {
 												w := parts[3]
@@ -6600,7 +6576,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 												w.WriteByte('}')
 												return true
 											}()
-										})
+										}()
 										wg.Wait()
 										w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len() + parts[3].Len())
 										w.WriteByte('{')
@@ -6764,7 +6740,7 @@ func (ec *executionContext) compiledOperatorDetail(ctx context.Context, fields [
 					releaseScratch(elems...)
 					return true
 				}()
-			})
+			}()
 			wg.Wait()
 			w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len())
 			sep := false
@@ -7018,43 +6994,6 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 								return true
 							}()
 						})
-						wg.Add(1)
-						goConcurrently(func() {
-							defer wg.Done()
-							defer swallowPanic()
-							oks[1] = func() bool {
-								w := parts[1]
-								v, err := ec.Resolvers.Operator().AvsRegistrations(ctx, obj)
-								if err != nil {
-									return false
-								}
-								w.WriteByte('[')
-								for i := range v {
-									if i > 0 {
-										w.WriteByte(',')
-									}
-									obj := v[i]
-									if obj == nil {
-										return false
-									}
-									w.WriteByte('{')
-									w.WriteString("\"avsAddress\":")
-									{
-										v := obj.AvsAddress
-										ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte(',')
-									w.WriteString("\"isActive\":")
-									{
-										v := obj.IsActive
-										ec.marshalNBoolean2bool(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte('}')
-								}
-								w.WriteByte(']')
-								return true
-							}()
-						})
 						if included(fields[23], ec.Variables) {
 							wg.Add(1)
 							goConcurrently(func() {
@@ -7111,6 +7050,41 @@ func (ec *executionContext) compiledOperatorList(ctx context.Context, fields []*
 								}()
 							})
 						}
+						func() {
+							defer swallowPanic()
+							oks[1] = func() bool {
+								w := parts[1]
+								v, err := ec.Resolvers.Operator().AvsRegistrations(ctx, obj)
+								if err != nil {
+									return false
+								}
+								w.WriteByte('[')
+								for i := range v {
+									if i > 0 {
+										w.WriteByte(',')
+									}
+									obj := v[i]
+									if obj == nil {
+										return false
+									}
+									w.WriteByte('{')
+									w.WriteString("\"avsAddress\":")
+									{
+										v := obj.AvsAddress
+										ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
+									}
+									w.WriteByte(',')
+									w.WriteString("\"isActive\":")
+									{
+										v := obj.IsActive
+										ec.marshalNBoolean2bool(ctx, nil, v).MarshalGQL(w)
+									}
+									w.WriteByte('}')
+								}
+								w.WriteByte(']')
+								return true
+							}()
+						}()
 						wg.Wait()
 						w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len())
 						sep := false
@@ -7511,9 +7485,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 					}()
 				})
 			}
-			wg.Add(1)
-			goConcurrently(func() {
-				defer wg.Done()
+			func() {
 				defer swallowPanic()
 				oks[2] = func() bool {
 					w := parts[2]
@@ -7711,7 +7683,7 @@ func (ec *executionContext) compiledOperatorSet(ctx context.Context, fields []*a
 					w.WriteByte('}')
 					return true
 				}()
-			})
+			}()
 			wg.Wait()
 			w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len())
 			sep := false
@@ -8626,9 +8598,7 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 				}()
 			})
 		}
-		wg.Add(1)
-		goConcurrently(func() {
-			defer wg.Done()
+		func() {
 			defer swallowPanic()
 			oks[2] = func() bool {
 				w := parts[2]
@@ -8829,7 +8799,7 @@ func (ec *executionContext) compiledStakerDetail(ctx context.Context, fields []*
 				w.WriteByte('}')
 				return true
 			}()
-		})
+		}()
 		wg.Wait()
 		w.Grow(parts[0].Len() + parts[1].Len() + parts[2].Len())
 		sep := false
@@ -8964,43 +8934,6 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 						parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
 						var oks [2]bool
 						var wg sync.WaitGroup
-						wg.Add(1)
-						goConcurrently(func() {
-							defer wg.Done()
-							defer swallowPanic()
-							oks[0] = func() bool {
-								w := parts[0]
-								v, err := ec.Resolvers.Staker().Shares(ctx, obj)
-								if err != nil {
-									return false
-								}
-								w.WriteByte('[')
-								for i := range v {
-									if i > 0 {
-										w.WriteByte(',')
-									}
-									obj := v[i]
-									if obj == nil {
-										return false
-									}
-									w.WriteByte('{')
-									w.WriteString("\"strategyAddress\":")
-									{
-										v := obj.StrategyAddress
-										ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte(',')
-									w.WriteString("\"shares\":")
-									{
-										v := obj.Shares
-										ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte('}')
-								}
-								w.WriteByte(']')
-								return true
-							}()
-						})
 						if included(fields[11], ec.Variables) {
 							wg.Add(1)
 							goConcurrently(func() {
@@ -9057,6 +8990,41 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 								}()
 							})
 						}
+						func() {
+							defer swallowPanic()
+							oks[0] = func() bool {
+								w := parts[0]
+								v, err := ec.Resolvers.Staker().Shares(ctx, obj)
+								if err != nil {
+									return false
+								}
+								w.WriteByte('[')
+								for i := range v {
+									if i > 0 {
+										w.WriteByte(',')
+									}
+									obj := v[i]
+									if obj == nil {
+										return false
+									}
+									w.WriteByte('{')
+									w.WriteString("\"strategyAddress\":")
+									{
+										v := obj.StrategyAddress
+										ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
+									}
+									w.WriteByte(',')
+									w.WriteString("\"shares\":")
+									{
+										v := obj.Shares
+										ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
+									}
+									w.WriteByte('}')
+								}
+								w.WriteByte(']')
+								return true
+							}()
+						}()
 						wg.Wait()
 						w.Grow(parts[0].Len() + parts[1].Len())
 						sep := false

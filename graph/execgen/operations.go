@@ -287,15 +287,40 @@ func (c *operationCompiler) object(b *bytes.Buffer, obj *codegen.Object, sel []c
 		fmt.Fprintf(b, "parts := [%d]*bytes.Buffer{%s}\n", len(concurrent), strings.Join(gets, ", "))
 		fmt.Fprintf(b, "var oks [%d]bool\n", len(concurrent))
 		b.WriteString("var wg sync.WaitGroup\n")
-		for j, i := range concurrent {
+		// The goroutine writing the object resolves one of the fields
+		// itself, after starting the others: a field that is always
+		// selected, when there is one. Each goroutine handed work had its
+		// stack shrunk by the last garbage collection and grew it again
+		// by copying, about a twentieth of the server's time on a page
+		// of stakers.
+		inline := len(concurrent) - 1
+		for j := len(concurrent) - 1; j >= 0; j-- {
+			if !parts[concurrent[j]].f.conditional {
+				inline = j
+				break
+			}
+		}
+		order := make([]int, 0, len(concurrent))
+		for j := range concurrent {
+			if j != inline {
+				order = append(order, j)
+			}
+		}
+		order = append(order, inline)
+		for _, j := range order {
+			i := concurrent[j]
 			slot[i] = j
 			p := parts[i]
 			if p.f.conditional {
 				fmt.Fprintf(b, "if included(fields[%d], ec.Variables) {\n", p.f.index)
 			}
-			b.WriteString("wg.Add(1)\n")
-			b.WriteString("goConcurrently(func() {\n")
-			b.WriteString("defer wg.Done()\n")
+			if j == inline {
+				b.WriteString("func() {\n")
+			} else {
+				b.WriteString("wg.Add(1)\n")
+				b.WriteString("goConcurrently(func() {\n")
+				b.WriteString("defer wg.Done()\n")
+			}
 			b.WriteString("defer swallowPanic()\n")
 			fmt.Fprintf(b, "oks[%d] = func() bool {\n", j)
 			fmt.Fprintf(b, "w := parts[%d]\n", j)
@@ -303,7 +328,11 @@ func (c *operationCompiler) object(b *bytes.Buffer, obj *codegen.Object, sel []c
 				return err
 			}
 			b.WriteString("return true\n}()\n")
-			b.WriteString("})\n")
+			if j == inline {
+				b.WriteString("}()\n")
+			} else {
+				b.WriteString("})\n")
+			}
 			if p.f.conditional {
 				b.WriteString("}\n")
 			}
