@@ -485,8 +485,15 @@ func newLoader[V any](b batching, fetch func(ctx context.Context, keys []string)
 			}
 		}
 		return out
-	}, dataloader.WithWait[string, V](b.wait))
+	}, dataloader.WithWait[string, V](b.wait), dataloader.WithInputCapacity[string, V](batchInputCapacity))
 }
+
+// batchInputCapacity is the buffer of the channel through which a loader's
+// calls reach the batch being collected. A call blocks only while the
+// buffer is full and the batch's goroutine has not yet taken from it.
+// The library's default of 1,000 made each batch allocate 8 KB, which
+// pages of at most a few hundred elements never fill.
+const batchInputCapacity = 128
 
 // entityLoader is a loader of a relation the entity cache keeps. A key the
 // cache holds at the current data version is answered at once, without
@@ -553,7 +560,7 @@ func newPageLoader[A comparable, V any](b batching, fetch func(ctx context.Conte
 			out[i] = results[k]
 		}
 		return out
-	}, dataloader.WithWait[pageKey[A], V](b.wait))
+	}, dataloader.WithWait[pageKey[A], V](b.wait), dataloader.WithInputCapacity[pageKey[A], V](batchInputCapacity))
 }
 
 // shareSet is the shares of one owner (an AVS, operator, staker or
