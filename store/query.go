@@ -13,6 +13,13 @@ import (
 // MaxTake is the largest page any list query returns.
 const MaxTake = 1000
 
+// rowsFor returns the capacity to give the slice that a read expecting
+// about n rows scans into, so that sqlx appends them without growing it
+// by doubling (a tenth of the bytes an uncached page of an AVS's stakers
+// allocated). The estimate is capped: a page per key of many keys may
+// return far fewer rows than it allows.
+func rowsFor(n int) int { return min(max(n, 0), 256) }
+
 // Page selects a window of an ordered list: Skip records are skipped and at
 // most Take are returned.
 type Page struct {

@@ -142,7 +142,7 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, 
 		since, run = "\n\t\t\t\t  AND s.updated_at >= $4", db.selectContext
 		args = append(args, f.UpdatedSince.UTC())
 	}
-	var out []OperatorStaker
+	out := make([]OperatorStaker, 0, rowsFor(p.Take*len(avs)))
 	if err := run(ctx, &out, `
 		SELECT k.key, `+stakerColumns+`
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
@@ -250,7 +250,7 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 			offset = "(SELECT start.skip FROM start)"
 		}
 	}
-	var out []Staker
+	out := make([]Staker, 0, rowsFor(p.Take))
 	// The page's addresses come from an index-only scan, so the skipped
 	// stakers' rows are never read; only the page's are.
 	if err := db.selectContext(ctx, &out, with+`
@@ -423,7 +423,7 @@ func (db *DB) listDelegationEvents(ctx context.Context, owner string, keys []str
 	var q queryArgs
 	k := q.add(pq.Array(keys))
 	conds := f.conditions(&q)
-	var out []DelegationEvent
+	out := make([]DelegationEvent, 0, rowsFor(p.Take*len(keys)))
 	if err := db.selectPrepared(ctx, &out, `
 		SELECT k.key, e.tx_hash, e.block_number, e.log_index, e.block_time, e.type::text AS type,
 		       e.staker_address, e.operator_address, e.strategy_address, e.shares::text AS shares,

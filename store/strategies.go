@@ -105,7 +105,7 @@ func (db *DB) AVSSharesByAVS(ctx context.Context, avs []string) ([]StrategyShare
 // OperatorSharesByOperators returns the shares delegated to each of the
 // given operators, ordered by operator and strategy.
 func (db *DB) OperatorSharesByOperators(ctx context.Context, operators []string) ([]StrategyShares, error) {
-	var out []StrategyShares
+	out := make([]StrategyShares, 0, rowsFor(4*len(operators)))
 	if err := db.selectPrepared(ctx, &out, `
 		SELECT x.operator_address AS owner, x.strategy_address, x.shares::text AS shares,`+sharesValueColumns("x.shares")+`
 		FROM operator_shares x
@@ -127,7 +127,7 @@ func (db *DB) OperatorSharesByOperators(ctx context.Context, operators []string)
 // StrategyManager and EigenPodManager count them. Strategies in which a
 // staker has no deposit shares are left out.
 func (db *DB) StakerSharesByStakers(ctx context.Context, stakers []string) ([]StrategyShares, error) {
-	var out []StrategyShares
+	out := make([]StrategyShares, 0, rowsFor(2*len(stakers)))
 	if err := db.selectPrepared(ctx, &out, `
 		SELECT x.staker_address AS owner, x.strategy_address, x.withdrawable_shares::text AS shares,
 		       x.deposit_shares::text AS deposit_shares, x.withdrawable_shares::text AS withdrawable_shares,`+
@@ -145,7 +145,7 @@ func (db *DB) StakerSharesByStakers(ctx context.Context, stakers []string) ([]St
 // withdrawals, ordered by withdrawal root and then in the withdrawal's own
 // strategy order.
 func (db *DB) WithdrawalSharesByRoots(ctx context.Context, roots []string) ([]StrategyShares, error) {
-	var out []StrategyShares
+	out := make([]StrategyShares, 0, rowsFor(2*len(roots)))
 	if err := db.selectPrepared(ctx, &out, `
 		SELECT w.withdrawal_root AS owner, u.strategy_address, u.shares::text AS shares,`+sharesValueColumns("u.shares")+`
 		FROM withdrawals w

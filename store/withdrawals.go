@@ -176,7 +176,7 @@ func (db *DB) ListWithdrawals(ctx context.Context, f WithdrawalFilter, p Page) (
 		ORDER BY w.created_at_block DESC, w.withdrawal_root DESC
 		LIMIT ` + take
 	}
-	var out []Withdrawal
+	out := make([]Withdrawal, 0, rowsFor(p.Take))
 	if err := db.selectContext(ctx, &out, query, q.args...); err != nil {
 		return nil, fmt.Errorf("list withdrawals: %w", Classify(err))
 	}
@@ -309,7 +309,7 @@ func (db *DB) listWithdrawalsByBuckets(ctx context.Context, f WithdrawalFilter, 
 		from = `k.created_at_block < (SELECT (start.bucket + 1) * ` + pendingBucketBlocks + ` FROM start)`
 		offset = `(SELECT start.skip FROM start)`
 	}
-	var out []Withdrawal
+	out := make([]Withdrawal, 0, rowsFor(p.Take))
 	if err := db.selectContext(ctx, &out, with+`
 		SELECT `+withdrawalColumns+`
 		FROM (
@@ -426,7 +426,7 @@ func (db *DB) ListWithdrawalsByStakers(ctx context.Context, stakers []string, st
 	if err != nil {
 		return nil, err
 	}
-	var out []StakerWithdrawal
+	out := make([]StakerWithdrawal, 0, rowsFor(p.Take*len(stakers)))
 	if err := db.selectPrepared(ctx, &out, `
 		SELECT k.key, x.*
 		FROM unnest(`+keys+`::text[]) WITH ORDINALITY AS k(key, position)
