@@ -7,10 +7,11 @@ import "sync/atomic"
 // gqlgen does; the interpreter resolves each such field of a level in its
 // own goroutine. A new goroutine starts with a small stack and grows it by
 // copying as the resolvers run deep: on a page of 50 operators with their
-// registrations, copying stacks took a quarter of the server's time. goConcurrently hands the work to a goroutine that ran such work
-// before, and so has its stack grown, when one is idle; otherwise it starts
-// one. The handoff never waits, so work that waits on other work it
-// started cannot deadlock.
+// registrations, copying stacks took a quarter of the server's time.
+// goConcurrently hands the work to a goroutine that ran such work before,
+// and so has its stack grown, when one is idle; otherwise it starts one.
+// The handoff never waits, so work that waits on other work it started
+// cannot deadlock.
 
 // maxIdleWorkers bounds the goroutines kept idle: a page of a thousand
 // elements hands out a thousand pieces of work at once. An idle worker
