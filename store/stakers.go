@@ -219,6 +219,28 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
+	if f.UpdatedSince.IsZero() && p.Skip < bucketSkip {
+		// A page of all the stakers short of the buckets is kept
+		// prepared: its addresses come from the address index whatever
+		// the skip and take, and planning it took as long as running
+		// it. The rows are then read by address with = ANY, a plan
+		// that does not depend on how many the page holds; a join with
+		// the page's addresses had a generic plan that hashed the
+		// whole table, estimated for a tenth of it.
+		out := make([]Staker, 0, rowsFor(p.Take))
+		if err := db.selectPrepared(ctx, &out, `
+			SELECT `+stakerColumns+`
+			FROM stakers s
+			WHERE s.address = ANY(ARRAY(
+				SELECT s.address
+				FROM stakers s
+				ORDER BY s.address
+				LIMIT $1 OFFSET $2))
+			ORDER BY s.address`, p.Take, p.Skip); err != nil {
+			return nil, fmt.Errorf("list stakers: %w", Classify(err))
+		}
+		return out, nil
+	}
 	var q queryArgs
 	var conds []string
 	with, offset := "", q.add(p.Skip)
