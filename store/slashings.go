@@ -125,8 +125,14 @@ func (db *DB) ListSlashings(ctx context.Context, f SlashingFilter, p Page) ([]Sl
 	if err != nil {
 		return nil, err
 	}
+	// Kept prepared, one statement per combination of filters: planning
+	// the slashed and burned shares' subqueries took three times as long
+	// as running a page (2.2 against 0.8 ms per statement under load),
+	// and a page of slashings, newest first, is read the same way
+	// whatever the arguments: there are few slashings, and each filter
+	// has an index.
 	var out []Slashing
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+slashingColumns+`
 		FROM (
 		    SELECT s.block_number, s.log_index
@@ -167,7 +173,7 @@ func (db *DB) ListSlashingsByOperators(ctx context.Context, operators []string, 
 		return nil, err
 	}
 	var out []Slashing
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT k.key,`+slashingColumns+`
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (
@@ -203,7 +209,7 @@ func (db *DB) ListSlashingsBySets(ctx context.Context, sets []OperatorSetRef, p 
 	}
 	avs, ids := refArrays(sets)
 	var out []Slashing
-	if err := db.selectContext(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+operatorSetKey("k.avs_address", "k.operator_set_id")+` AS key,`+slashingColumns+`
 		FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS k(avs_address, operator_set_id, position)
 		CROSS JOIN LATERAL (
