@@ -73,6 +73,13 @@ func (db *DB) selectContext(ctx context.Context, dest any, query string, args ..
 // skip, an AVS's stakers updated since a date) stays with selectContext. The bench's plan check explains the generic plan of
 // every statement kept prepared.
 func (db *DB) selectPrepared(ctx context.Context, dest any, query string, args ...any) error {
+	return db.selectKept(ctx, false, dest, query, args...)
+}
+
+// selectKept runs the kept statement of query within ctx's connection
+// limit and scans its rows into dest; ranked lets the rows carry columns
+// that dest has no field for (see selectRanked).
+func (db *DB) selectKept(ctx context.Context, ranked bool, dest any, query string, args ...any) error {
 	release, err := hold(ctx)
 	if err != nil {
 		return err
@@ -81,6 +88,9 @@ func (db *DB) selectPrepared(ctx context.Context, dest any, query string, args .
 	stmt, err := db.prepare(ctx, query)
 	if err != nil {
 		return err
+	}
+	if ranked {
+		stmt = stmt.Unsafe()
 	}
 	return stmt.SelectContext(ctx, dest, args...)
 }

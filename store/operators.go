@@ -213,13 +213,17 @@ func (db *DB) ListAVSOperators(ctx context.Context, avs []string, f AVSOperatorF
 	// joining every registration's operator row before sorting made a
 	// page of an AVS with 324 operators three times as dear (2.1 against
 	// 0.7 ms). The operators are joined inside only to search them.
+	// The statement of each order and filter is kept prepared: an AVS's
+	// registrations are read in the order of an index on the AVS and the
+	// sort column whatever the page, and planning took 60% of the time
+	// PostgreSQL spent on a page.
 	searched := ""
 	if f.Search.Text != "" {
 		searched = `
 			JOIN operators so ON so.address = ao.operator_address`
 	}
 	var out []AVSOperator
-	if err := db.selectRanked(ctx, &out, `
+	if err := db.selectRankedPrepared(ctx, &out, `
 		SELECT `+operatorColumns+`, x.avs_address, x.is_active, x.restaked_strategies
 		FROM unnest(`+keys+`::text[]) WITH ORDINALITY AS k(avs_address, position)
 		CROSS JOIN LATERAL (
@@ -259,6 +263,13 @@ func (db *DB) CountAVSOperators(ctx context.Context, avs []string, f AVSOperator
 // result but has no field in the row type.
 func (db *DB) selectRanked(ctx context.Context, dest any, query string, args ...any) error {
 	return db.sql.Unsafe().SelectContext(ctx, dest, query, args...)
+}
+
+// selectRankedPrepared is selectRanked with the statement kept prepared,
+// for a page whose best plan does not depend on its arguments (see
+// selectPrepared).
+func (db *DB) selectRankedPrepared(ctx context.Context, dest any, query string, args ...any) error {
+	return db.selectKept(ctx, true, dest, query, args...)
 }
 
 // countByKey runs a query that returns (key, n) rows and collects them.
