@@ -68,10 +68,12 @@ func (db *DB) selectContext(ctx context.Context, dest any, query string, args ..
 // One key's page read in the order of an index on the key and the sort
 // columns, in a LATERAL per key, and a feed's page of a time range read
 // in the order of the time index have that plan whatever their arguments
-// and are kept prepared too, as are an AVS's staker pages without a date.
-// A statement whose plan does depend on them (a page of a whole list at a
-// skip, an AVS's stakers updated since a date) stays with selectContext. The bench's plan check explains the generic plan of
-// every statement kept prepared.
+// and are kept prepared too, as are an AVS's staker pages without a date,
+// an AVS's operator pages, the pages of slashings and the shallow pages of
+// all the stakers. A statement whose plan does depend on them (a page of
+// a large list filtered by the request, a deep page, an AVS's stakers
+// updated since a date) stays with selectContext. The bench's plan check
+// explains the generic plan of every statement kept prepared.
 func (db *DB) selectPrepared(ctx context.Context, dest any, query string, args ...any) error {
 	return db.selectKept(ctx, false, dest, query, args...)
 }
