@@ -44,6 +44,8 @@ var serveCommand = command{
 			"PostgreSQL statement_timeout (a `duration`) of the API's database connections, not the indexer's; a statement past it fails the request with 504; 0 means none (env STAKEGRAPH_STATEMENT_TIMEOUT)")
 		connsPerRequest := intFlag(fs, c, &limitErrs, "db-conns-per-request", "STAKEGRAPH_DB_CONNS_PER_REQUEST", server.DefaultConnsPerRequest,
 			fmt.Sprintf("most database connections (of the API's %d) one request uses at once; 0 means no limit (env STAKEGRAPH_DB_CONNS_PER_REQUEST)", store.DefaultPool.MaxOpenConns))
+		concurrentRequests := intFlag(fs, c, &limitErrs, "concurrent-requests", "STAKEGRAPH_CONCURRENT_REQUESTS", server.DefaultConcurrentRequests(),
+			"most API requests that run at once, of those the response cache does not answer; the others wait their turn in arrival order (until their deadline); 0 means no limit (env STAKEGRAPH_CONCURRENT_REQUESTS)")
 		var gql graphLimits
 		gql.body = intFlag(fs, c, &limitErrs, "graphql-body-limit", "STAKEGRAPH_GRAPHQL_BODY_LIMIT", graph.DefaultBodyLimit,
 			"largest /graphql request body (and GET query string) in `bytes`; a larger one is answered 413 (env STAKEGRAPH_GRAPHQL_BODY_LIMIT)")
@@ -84,6 +86,8 @@ var serveCommand = command{
 				return usagef("--version-poll-interval must be positive")
 			case *connsPerRequest < 0:
 				return usagef("--db-conns-per-request must not be negative")
+			case *concurrentRequests < 0:
+				return usagef("--concurrent-requests must not be negative")
 			case *gql.body <= 0 || *gql.fields <= 0 || *gql.complexity <= 0 || *gql.statements <= 0:
 				return usagef("--graphql-body-limit, --graphql-field-limit, --graphql-complexity-limit and --graphql-statement-limit must be positive")
 			}
@@ -138,7 +142,7 @@ var serveCommand = command{
 					RequestTimeout:  orNegative(*requestTimeout),
 					ConnsPerRequest: orNegative(*connsPerRequest),
 				},
-				serveDeps(pools, registry, router, apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, entities: *entities, poll: *versionPoll}, gql, shared, router)),
+				serveDeps(pools, registry, router, apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, entities: *entities, poll: *versionPoll}, gql, server.NewRunQueue(*concurrentRequests), shared, router)),
 			)
 			return srv.Run(ctx)
 		}
@@ -372,7 +376,9 @@ type graphLimits struct {
 // changes; the cache sits behind the API-key middleware, so every request
 // is authenticated and rate-limited first. With caches.entities set, the
 // GraphQL handler and the REST executor share one graph.EntityCache.
-func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometheus.Registry, caches cacheOptions, limits graphLimits, shared apikey.SharedLimiter, router *replicas.Router) []func(chi.Router) {
+// Behind the cache, runs lets a bounded number of requests run at once
+// (nil for no bound).
+func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometheus.Registry, caches cacheOptions, limits graphLimits, runs *server.RunQueue, shared apikey.SharedLimiter, router *replicas.Router) []func(chi.Router) {
 	db := pools.api
 	auth := apikey.New(db, apikey.Options{Logger: c.logger, Shared: shared})
 	if shared != nil {
@@ -414,7 +420,11 @@ func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometh
 		}
 		opts.ReadDB = func(ctx context.Context) (*store.DB, int64, bool) { return replicas.ReadDB(ctx, db) }
 	}
-	restAuth := func(h http.Handler) http.Handler { return auth.Middleware(route(h)) }
+	registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "stakegraph_api_requests_waiting",
+		Help: "API requests waiting for their turn to run (--concurrent-requests).",
+	}, func() float64 { return float64(runs.Waiting()) }))
+	restAuth := func(h http.Handler) http.Handler { return auth.Middleware(route(runs.Middleware(h))) }
 	gqlAuth := restAuth
 	var pollCache func(context.Context) error
 	if caches.responses || caches.entities {
@@ -429,8 +439,10 @@ func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometh
 		go cache.Run(ctx)
 		pollCache = cache.Poll
 		if caches.responses {
-			restAuth = func(h http.Handler) http.Handler { return auth.Middleware(route(cache.Middleware(h))) }
-			gqlAuth = func(h http.Handler) http.Handler { return auth.Middleware(route(cache.GraphQLMiddleware(h))) }
+			restAuth = func(h http.Handler) http.Handler { return auth.Middleware(route(cache.Middleware(runs.Middleware(h)))) }
+			gqlAuth = func(h http.Handler) http.Handler {
+				return auth.Middleware(route(cache.GraphQLMiddleware(runs.Middleware(h))))
+			}
 		}
 		if caches.entities {
 			opts.Entities = graph.NewEntityCache(cache.Version, 0)
