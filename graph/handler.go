@@ -81,7 +81,12 @@ type Options struct {
 	// kept. Default 1000.
 	PersistedQueryCacheSize int
 	// BatchWait is how long a dataloader collects keys before it queries.
-	// Default 2ms.
+	// Default 500µs: the keys of one level of a request come within
+	// microseconds while the request has a processor, and the server runs
+	// a bounded number of requests at once (server.RunQueue), so a longer
+	// wait only keeps a running request idle. Against 2ms, with six
+	// requests at once on 2 cores, the GraphQL staker page served
+	// 517-543 → 838-906 requests/s with as many statements per request.
 	BatchWait time.Duration
 	// Entities, when set, keeps the records of the small tables between
 	// requests (see EntityCache). Give the handler and the executor of a
@@ -131,7 +136,7 @@ func (o Options) withDefaults() Options {
 	o.DepthLimit = cmp.Or(o.DepthLimit, 10)
 	o.QueryCacheSize = cmp.Or(o.QueryCacheSize, 1000)
 	o.PersistedQueryCacheSize = cmp.Or(o.PersistedQueryCacheSize, 1000)
-	o.BatchWait = cmp.Or(o.BatchWait, 2*time.Millisecond)
+	o.BatchWait = cmp.Or(o.BatchWait, 500*time.Microsecond)
 	o.BodyLimit = cmp.Or(o.BodyLimit, DefaultBodyLimit)
 	o.TokenLimit = cmp.Or(o.TokenLimit, DefaultTokenLimit)
 	o.FieldLimit = cmp.Or(o.FieldLimit, DefaultFieldLimit)
