@@ -1,9 +1,6 @@
 package store
 
-import (
-	"strings"
-	"time"
-)
+import "time"
 
 // The event feeds counted by UTC day in event_day_counts (migrations
 // 00023, 00026 and 00033), whose triggers keep the counts exact; stakers
@@ -22,26 +19,21 @@ const (
 // [start, end]; a zero start or end leaves that side open. The UTC days
 // wholly inside the range are summed from event_day_counts, and the
 // partial days at its edges are counted row by row by the statement that
-// count returns for a sub-range [from, to] (zero times open). A range
-// within one day is counted row by row alone.
+// count returns for a sub-range [from, to] (zero times open), each from
+// its nearer midnight: a partial day of more than half a day is counted
+// as its whole day's kept count less the rows outside the range, so that
+// at most half a day's rows are counted at each edge (a range that ends
+// now, in the afternoon, counts none after it). A range within one day is
+// counted row by row alone.
 func dayCounted(q *queryArgs, feed, subject string, start, end time.Time, count func(from, to time.Time) string) string {
 	const day = 24 * time.Hour
 	start, end = start.UTC(), end.UTC()
-	// The whole days are [first, last): first is the first midnight at
-	// or after start, last the last midnight at or before end.
-	var first, last time.Time
-	if !start.IsZero() {
-		first = start.Truncate(day)
-		if first.Before(start) {
-			first = first.Add(day)
-		}
-	}
-	if !end.IsZero() {
-		last = end.Truncate(day)
-	}
-	if !start.IsZero() && !end.IsZero() && !first.Before(last) {
+	if !start.IsZero() && !end.IsZero() && !start.Add(day-1).Truncate(day).Before(end.Truncate(day)) {
+		// No whole day between the first midnight at or after start
+		// and the last at or before end.
 		return "(" + count(start, end) + ")"
 	}
+	first, last, edges := dayCountedEdges(start, end, count)
 	days := `SELECT COALESCE(sum(c.n), 0) FROM event_day_counts c WHERE c.feed = ` + q.add(feed) + ` AND c.subject = ` + q.add(subject)
 	if !first.IsZero() {
 		days += ` AND c.day >= ` + q.add(first.Format(time.DateOnly)) + `::date`
@@ -49,14 +41,47 @@ func dayCounted(q *queryArgs, feed, subject string, start, end time.Time, count 
 	if !last.IsZero() {
 		days += ` AND c.day < ` + q.add(last.Format(time.DateOnly)) + `::date`
 	}
-	parts := []string{"(" + days + ")"}
-	if !start.IsZero() && start.Before(first) {
-		// Event times are whole microseconds at most, so the last
-		// microsecond before first ends the partial first day.
-		parts = append(parts, "("+count(start, first.Add(-time.Microsecond))+")")
+	expr := "(" + days + ")"
+	for _, e := range edges {
+		expr += " " + e.sign + " (" + e.rows + ")"
+	}
+	return "(" + expr + ")"
+}
+
+// dayCountEdge is a count of rows at an edge of a day-counted range, added
+// to the whole days' counts (sign "+") or taken from them ("-").
+type dayCountEdge struct {
+	sign, rows string
+}
+
+// dayCountedEdges returns the whole UTC days [first, last) whose kept
+// counts a count of [start, end] sums (zero for an open side), and the
+// row counts (made by count) that complete it: the part of a partial
+// edge day inside the range when that is at most half the day, else its
+// part outside the range, to be taken from the day's whole count. Event
+// times are whole microseconds at most, so the microsecond next to an
+// edge bounds the part outside it.
+func dayCountedEdges(start, end time.Time, count func(from, to time.Time) string) (first, last time.Time, edges []dayCountEdge) {
+	const day = 24 * time.Hour
+	if !start.IsZero() {
+		first = start.Truncate(day)
+		if first.Before(start) {
+			if next := first.Add(day); start.Sub(first) <= next.Sub(start) {
+				edges = append(edges, dayCountEdge{"-", count(first, start.Add(-time.Microsecond))})
+			} else {
+				edges = append(edges, dayCountEdge{"+", count(start, next.Add(-time.Microsecond))})
+				first = next
+			}
+		}
 	}
 	if !end.IsZero() {
-		parts = append(parts, "("+count(last, end)+")")
+		last = end.Truncate(day)
+		if next := last.Add(day); end.After(last) && next.Sub(end) < end.Sub(last) {
+			edges = append(edges, dayCountEdge{"-", count(end.Add(time.Microsecond), next.Add(-time.Microsecond))})
+			last = next
+		} else {
+			edges = append(edges, dayCountEdge{"+", count(last, end)})
+		}
 	}
-	return "(" + strings.Join(parts, " + ") + ")"
+	return first, last, edges
 }

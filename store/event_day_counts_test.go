@@ -11,7 +11,9 @@ import (
 
 // dayCountRanges returns time ranges that cover every way the feed
 // totals combine day counts and row counts: whole days, partial days at
-// either edge, a range within one day, open sides and an empty range.
+// either edge (counted from either midnight: parts of a day under, at
+// and over half of it), a range within one day, open sides and an empty
+// range.
 func dayCountRanges(first, last time.Time) [][2]time.Time {
 	const day = 24 * time.Hour
 	mid := first.Add(last.Sub(first) / 2).Truncate(day)
@@ -21,6 +23,9 @@ func dayCountRanges(first, last time.Time) [][2]time.Time {
 		{mid, mid.Add(7 * day)},
 		{mid, mid.Add(7*day - time.Microsecond)},
 		{mid.Add(90 * time.Minute), mid.Add(30*day + 5*time.Hour + 17*time.Second)},
+		{mid.Add(2 * time.Hour), mid.Add(9*day + 13*time.Hour)},
+		{mid.Add(12 * time.Hour), mid.Add(2*day + 12*time.Hour)},
+		{mid.Add(22*time.Hour + 5*time.Second), mid.Add(3*day + 20*time.Hour)},
 		{mid.Add(3 * time.Hour), mid.Add(20 * time.Hour)},
 		{last.Add(-36 * time.Hour), last},
 		{last.Truncate(day), last.Truncate(day).Add(day)},

@@ -84,7 +84,10 @@ func TestStakerPages(t *testing.T) {
 	// stakers updated since a time at the kept counts by bucket and day
 	// of update; a low threshold puts most of these pages past it.
 	defer store.SetBucketSkip(10)()
-	for _, f := range []store.StakerFilter{{}, {UpdatedSince: since}, {UpdatedSince: midnight}} {
+	// Times early and late in the day have their partial first day
+	// counted from either midnight.
+	early, late := midnight.Add(2*time.Hour), midnight.Add(22*time.Hour)
+	for _, f := range []store.StakerFilter{{}, {UpdatedSince: since}, {UpdatedSince: midnight}, {UpdatedSince: early}, {UpdatedSince: late}} {
 		var updated int
 		if err := sql.GetContext(ctx, &updated, `
 			SELECT count(*) FROM stakers

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lib/pq"
@@ -265,9 +266,9 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 			// counts of stakers by bucket and day of last update give
 			// each bucket's stakers of the whole days since then, and
 			// the partial first day's are counted from the update-time
-			// index. Past the end of these stakers, start has no row
+			// index, from its nearer midnight. Past the end of these stakers, start has no row
 			// and the page is empty.
-			with = bucketStart(stakerUpdateBuckets(&q, f.UpdatedSince, since), "ASC", offset)
+			with = bucketStart(stakerUpdateBuckets(&q, f.UpdatedSince), "ASC", offset)
 			conds = append(conds, "s.address >= (SELECT rpad(start.bucket, 42, '0') FROM start)")
 			offset = "(SELECT start.skip FROM start)"
 		}
@@ -292,20 +293,19 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 }
 
 // stakerUpdateBuckets returns a statement of the number of stakers updated
-// at or after since (the statement argument sinceArg) in each bucket of
-// addresses (their first hex digit): the kept counts of the whole UTC
-// days from the first midnight at or after since, a row per bucket and
-// day, and the stakers of the partial day before that midnight.
-func stakerUpdateBuckets(q *queryArgs, since time.Time, sinceArg string) string {
-	const day = 24 * time.Hour
-	first := since.UTC().Truncate(day)
-	if first.Before(since) {
-		first = first.Add(day)
+// at or after since in each bucket of addresses (their first hex digit):
+// the kept counts of the whole UTC days of the range, a row per bucket and
+// day, completed at the partial first day by counting its stakers from the
+// nearer midnight (see dayCountedEdges).
+func stakerUpdateBuckets(q *queryArgs, since time.Time) string {
+	byBucket := func(from, to time.Time) string {
+		return `SELECT left(s.address, 3) AS bucket, count(*) AS n
+		        FROM stakers s
+		        WHERE s.updated_at >= ` + q.add(from) + ` AND s.updated_at <= ` + q.add(to) + `
+		        GROUP BY 1`
 	}
-	midnight := q.add(first)
-	return `
-		    SELECT b.bucket, sum(b.n) AS n
-		    FROM (
+	first, _, edges := dayCountedEdges(since.UTC(), time.Time{}, byBucket)
+	parts := []string{`
 		        SELECT p.bucket, d.n
 		        FROM (SELECT '0x' || to_hex(i) AS bucket FROM generate_series(0, 15) i) p
 		        CROSS JOIN LATERAL (
@@ -313,12 +313,19 @@ func stakerUpdateBuckets(q *queryArgs, since time.Time, sinceArg string) string 
 		            FROM event_day_counts c
 		            WHERE c.feed = ` + q.add(dayCountedStakerUpdates) + ` AND c.subject = p.bucket
 		              AND c.day >= ` + q.add(first.Format(time.DateOnly)) + `::date
-		        ) d
-		        UNION ALL
-		        SELECT left(s.address, 3), count(*)
-		        FROM stakers s
-		        WHERE s.updated_at >= ` + sinceArg + ` AND s.updated_at < ` + midnight + `
-		        GROUP BY 1
+		        ) d`}
+	for _, e := range edges {
+		n := "e.n"
+		if e.sign == "-" {
+			n = "-e.n"
+		}
+		parts = append(parts, `
+		        SELECT e.bucket, `+n+` FROM (`+e.rows+`) e`)
+	}
+	return `
+		    SELECT b.bucket, sum(b.n) AS n
+		    FROM (` + strings.Join(parts, `
+		        UNION ALL`) + `
 		    ) b
 		    GROUP BY b.bucket`
 }
