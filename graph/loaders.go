@@ -645,12 +645,27 @@ func indexBy[T any](rows []T, key func(T) string) map[string]*T {
 	return out
 }
 
-// groupBy groups rows by key, keeping their order within each group.
+// groupBy groups rows by key, keeping their order within each group. The
+// store returns a batch ordered by its key, so each group is a run of rows
+// and is kept as a slice of rows itself (capped, so that appending to one
+// group cannot overwrite the next) instead of a copy: copying the rows of
+// the share batches one by one into growing slices had been 8% of the
+// bytes an uncached /avs/{address}/stakers request allocated. A key whose
+// rows are not all in one run has its later rows appended to a copy.
 func groupBy[T any](rows []T, key func(T) string) map[string][]T {
 	out := make(map[string][]T)
-	for _, r := range rows {
-		k := key(r)
-		out[k] = append(out[k], r)
+	for i := 0; i < len(rows); {
+		k := key(rows[i])
+		j := i + 1
+		for j < len(rows) && key(rows[j]) == k {
+			j++
+		}
+		if prev, ok := out[k]; ok {
+			out[k] = append(prev, rows[i:j]...)
+		} else {
+			out[k] = rows[i:j:j]
+		}
+		i = j
 	}
 	return out
 }

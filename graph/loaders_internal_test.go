@@ -1,0 +1,41 @@
+package graph
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestGroupBy checks that groupBy keeps each key's rows in order, whether
+// they come in one run (a batch ordered by key) or in several, and that a
+// group appended to leaves the rows of the others alone.
+func TestGroupBy(t *testing.T) {
+	type row struct{ key, value string }
+	rows := []row{{"a", "1"}, {"a", "2"}, {"b", "3"}, {"c", "4"}, {"b", "5"}, {"c", "6"}, {"c", "7"}}
+	got := groupBy(rows, func(r row) string { return r.key })
+	values := func(rs []row) []string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.value)
+		}
+		return out
+	}
+	want := map[string][]string{"a": {"1", "2"}, "b": {"3", "5"}, "c": {"4", "6", "7"}}
+	if len(got) != len(want) {
+		t.Fatalf("%d groups, want %d: %v", len(got), len(want), got)
+	}
+	for k, w := range want {
+		if g := values(got[k]); !slices.Equal(g, w) {
+			t.Errorf("group %s = %v, want %v", k, g, w)
+		}
+	}
+	a := append(got["a"], row{"a", "x"})
+	if rows[2] != (row{"b", "3"}) || got["b"][0] != (row{"b", "3"}) {
+		t.Errorf("appending to group a overwrote the next row: %v", rows[2])
+	}
+	if len(a) != 3 {
+		t.Errorf("appended group has %d rows", len(a))
+	}
+	if g := groupBy([]row(nil), func(r row) string { return r.key }); len(g) != 0 {
+		t.Errorf("no rows gave %d groups", len(g))
+	}
+}
