@@ -132,9 +132,17 @@ func (db *DB) StakerSharesByStakers(ctx context.Context, stakers []string) ([]St
 		SELECT x.staker_address AS owner, x.strategy_address, x.withdrawable_shares::text AS shares,
 		       x.deposit_shares::text AS deposit_shares, x.withdrawable_shares::text AS withdrawable_shares,`+
 		sharesValueColumns("x.withdrawable_shares")+`
-		FROM staker_positions x
+		FROM (
+			-- OFFSET 0 keeps the positions a subquery of their own, so
+			-- that each one's withdrawable shares, an expression of the
+			-- view, is computed once rather than for each of the four
+			-- columns that use it.
+			SELECT x.staker_address, x.strategy_address, x.deposit_shares, x.withdrawable_shares
+			FROM staker_positions x
+			WHERE x.staker_address = ANY($1) AND x.deposit_shares <> 0
+			OFFSET 0
+		) x
 		LEFT JOIN strategies s ON s.address = x.strategy_address
-		WHERE x.staker_address = ANY($1) AND x.deposit_shares <> 0
 		ORDER BY x.staker_address, x.strategy_address`, pq.Array(stakers)); err != nil {
 		return nil, fmt.Errorf("staker shares: %w", Classify(err))
 	}
