@@ -266,8 +266,8 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 			// counts of stakers by bucket and day of last update give
 			// each bucket's stakers of the whole days since then, and
 			// the partial first day's are counted from the update-time
-			// index, from its nearer midnight. Past the end of these stakers, start has no row
-			// and the page is empty.
+			// index, from its nearer midnight. Past the end of these
+			// stakers, start has no row and the page is empty.
 			with = bucketStart(stakerUpdateBuckets(&q, f.UpdatedSince), "ASC", offset)
 			conds = append(conds, "s.address >= (SELECT rpad(start.bucket, 42, '0') FROM start)")
 			offset = "(SELECT start.skip FROM start)"
