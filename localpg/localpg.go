@@ -440,6 +440,9 @@ func (c *Cluster) URL(dbname string) string {
 // Dir returns the cluster directory.
 func (c *Cluster) Dir() string { return c.dir }
 
+// DataDir returns the data directory (PGDATA) of the cluster in dir.
+func DataDir(dir string) string { return filepath.Join(dir, "data") }
+
 // Port returns the port the server uses.
 func (c *Cluster) Port() int { return c.port }
 
