@@ -443,6 +443,10 @@ func (c *Cluster) Dir() string { return c.dir }
 // DataDir returns the data directory (PGDATA) of the cluster in dir.
 func DataDir(dir string) string { return filepath.Join(dir, "data") }
 
+// HomeDir returns the directory of the cluster that stakegraph keeps in
+// its home directory (STAKEGRAPH_HOME).
+func HomeDir(home string) string { return filepath.Join(home, "pg") }
+
 // Port returns the port the server uses.
 func (c *Cluster) Port() int { return c.port }
 

@@ -134,7 +134,7 @@ func localpgFlags(fs *flag.FlagSet, c *cli) func() (localpg.Options, error) {
 		if err != nil {
 			return localpg.Options{}, err
 		}
-		return localpg.Options{Dir: filepath.Join(home, "pg"), Port: c.opts.pgPort, Logger: c.logger}, nil
+		return localpg.Options{Dir: localpg.HomeDir(home), Port: c.opts.pgPort, Logger: c.logger}, nil
 	}
 }
 

@@ -152,7 +152,7 @@ func (c *cli) openDatabase(ctx context.Context) (*database, error) {
 		if err != nil {
 			return nil, err
 		}
-		cluster, err := localpg.Start(ctx, localpg.Options{Dir: filepath.Join(home, "pg"), Port: c.opts.pgPort, Logger: c.logger})
+		cluster, err := localpg.Start(ctx, localpg.Options{Dir: localpg.HomeDir(home), Port: c.opts.pgPort, Logger: c.logger})
 		if err != nil {
 			return nil, err
 		}

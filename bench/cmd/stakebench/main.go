@@ -464,9 +464,8 @@ func measure(ctx context.Context, e *env) error {
 	cfg := e.cfg
 	lc := bench.LoadConfig{Clients: cfg.clients, Warmup: cfg.warmup, Duration: cfg.duration, Seed: cfg.seed}
 
-	// The stakegraph commands keep the bench cluster in STAKEGRAPH_HOME/pg.
 	start := time.Now()
-	if n, err := bench.WarmPageCache(filepath.Join(localpg.DataDir(filepath.Join(cfg.home, "pg")), "base")); err != nil {
+	if n, err := bench.WarmPageCache(filepath.Join(localpg.DataDir(localpg.HomeDir(cfg.home)), "base")); err != nil {
 		log.Printf("reading the bench data into the OS page cache: %v", err)
 	} else {
 		log.Printf("read the bench data into the OS page cache: %.1f GB in %v", float64(n)/1e9, time.Since(start).Round(time.Second))
