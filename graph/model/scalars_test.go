@@ -4,9 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
 )
 
 func TestAppendFloat(t *testing.T) {
@@ -99,6 +104,62 @@ func TestAppendJSONStringIsJSON(t *testing.T) {
 		want, _ := json.Marshal(s)
 		if buf.String() != string(want) {
 			t.Errorf("appendJSONString(%q) = %s, want %s", s, buf.String(), want)
+		}
+	}
+}
+
+// writerOnly hides a writer's other methods, as a writer other than a
+// bytes.Buffer would.
+type writerOnly struct{ w *bytes.Buffer }
+
+func (o writerOnly) Write(p []byte) (int, error) { return o.w.Write(p) }
+
+// marshalled returns what m writes into a bytes.Buffer (holding some text
+// already, as a page does) and into another writer; both must agree.
+func marshalled(t *testing.T, m interface{ MarshalGQL(io.Writer) }) string {
+	t.Helper()
+	buf := bytes.NewBufferString("prefix")
+	m.MarshalGQL(buf)
+	var other bytes.Buffer
+	m.MarshalGQL(writerOnly{&other})
+	got, ok := strings.CutPrefix(buf.String(), "prefix")
+	if !ok || got != other.String() {
+		t.Fatalf("into a bytes.Buffer %q, into another writer %q", buf.String(), other.String())
+	}
+	return got
+}
+
+// TestLeafMarshallersMatchMarshalString checks that the one-pass writers
+// of addresses, integers and times write what graphql.MarshalString writes
+// for the text they stand for, whatever the text holds.
+func TestLeafMarshallersMatchMarshalString(t *testing.T) {
+	reference := func(s string) string {
+		var buf bytes.Buffer
+		graphql.MarshalString(s).MarshalGQL(&buf)
+		return buf.String()
+	}
+	texts := []string{
+		"", "0x7e95bf4c5be6a9840e173056c1a044a1656daba5", "0x7E95BF4C5BE6A9840E173056C1A044A1656DABA5",
+		"0", "-12", "115792089237316195423570985008687907853269984665640564039457584007913129639935",
+		`a"b`, `a\b`, "tab\there", "line\nbreak", "\x00\x1f\x7f", "Ünïcode É", "\xff\xfe invalid", "ẞ",
+	}
+	for _, s := range texts {
+		if got, want := marshalled(t, MarshalAddress(s)), reference(strings.ToLower(s)); got != want {
+			t.Errorf("MarshalAddress(%q) wrote %s, want %s", s, got, want)
+		}
+		if got, want := marshalled(t, MarshalBigInt(s)), reference(s); got != want {
+			t.Errorf("MarshalBigInt(%q) wrote %s, want %s", s, got, want)
+		}
+	}
+	for _, tm := range []time.Time{
+		time.Date(2026, 11, 29, 2, 3, 4, 5_678_000, time.UTC),
+		time.Date(2025, 1, 1, 23, 59, 59, 999_999_999, time.FixedZone("east", 5*3600)),
+		{},
+		time.Date(12345, 6, 7, 8, 9, 10, 0, time.UTC),
+		time.Date(-44, 3, 15, 0, 0, 0, 0, time.UTC),
+	} {
+		if got, want := marshalled(t, MarshalDateTime(tm)), reference(tm.UTC().Format(dateTimeLayout)); got != want {
+			t.Errorf("MarshalDateTime(%v) wrote %s, want %s", tm, got, want)
 		}
 	}
 }
