@@ -124,13 +124,13 @@ func unseenStaker(address string) *model.Staker {
 
 func strategySharesFromStore(s store.StrategyShares) *model.StrategyShares {
 	return &model.StrategyShares{
-		StrategyAddress:    s.StrategyAddress,
-		Shares:             s.Shares,
-		DepositShares:      s.DepositShares,
-		WithdrawableShares: s.WithdrawableShares,
-		UnderlyingToken:    s.UnderlyingToken,
-		UnderlyingValue:    model.DecimalToFloat(s.UnderlyingValue),
-		EthValue:           model.DecimalToFloat(s.ETHValue),
+		StrategyAddress:     s.StrategyAddress,
+		Shares:              s.Shares,
+		DepositShares:       s.DepositShares,
+		WithdrawableShares:  s.WithdrawableShares,
+		UnderlyingToken:     s.UnderlyingToken,
+		UnderlyingValueText: s.UnderlyingValue,
+		ETHValueText:        s.ETHValue,
 	}
 }
 

@@ -5828,7 +5828,7 @@ var interpretedFields = map[string]*interpretedField{
 		kind:       leafField,
 		leaf: func(ec *executionContext, ctx context.Context, o any, fc fieldArgs, w *bytes.Buffer) bool {
 			obj := o.(*model.StrategyShares)
-			v := obj.UnderlyingValue
+			v := obj.UnderlyingValue()
 			ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
 			return true
 		},
@@ -5839,7 +5839,7 @@ var interpretedFields = map[string]*interpretedField{
 		kind:       leafField,
 		leaf: func(ec *executionContext, ctx context.Context, o any, fc fieldArgs, w *bytes.Buffer) bool {
 			obj := o.(*model.StrategyShares)
-			v := obj.EthValue
+			v := obj.EthValue()
 			ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
 			return true
 		},

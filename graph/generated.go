@@ -22097,7 +22097,7 @@ func (ec *executionContext) _StrategyShares_underlyingValue(ctx context.Context,
 			return ec.fieldContext_StrategyShares_underlyingValue(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.UnderlyingValue, nil
+			return obj.UnderlyingValue(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
@@ -22108,7 +22108,7 @@ func (ec *executionContext) _StrategyShares_underlyingValue(ctx context.Context,
 	)
 }
 func (ec *executionContext) fieldContext_StrategyShares_underlyingValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StrategyShares", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("StrategyShares", field, true, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _StrategyShares_ethValue(ctx context.Context, field graphql.CollectedField, obj *model.StrategyShares) (ret graphql.Marshaler) {
@@ -22120,7 +22120,7 @@ func (ec *executionContext) _StrategyShares_ethValue(ctx context.Context, field 
 			return ec.fieldContext_StrategyShares_ethValue(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.EthValue, nil
+			return obj.EthValue(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v float64) graphql.Marshaler {
@@ -22131,7 +22131,7 @@ func (ec *executionContext) _StrategyShares_ethValue(ctx context.Context, field 
 	)
 }
 func (ec *executionContext) fieldContext_StrategyShares_ethValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("StrategyShares", field, false, false, errors.New("field of type Float does not have child fields"))
+	return graphql.NewScalarFieldContext("StrategyShares", field, true, false, errors.New("field of type Float does not have child fields"))
 }
 
 func (ec *executionContext) _StrategyTvl_strategyAddress(ctx context.Context, field graphql.CollectedField, obj *model.StrategyTvl) (ret graphql.Marshaler) {

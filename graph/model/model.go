@@ -123,16 +123,27 @@ type StakerPage struct {
 
 // StrategyShares is an amount of shares in one strategy with its value.
 // DepositShares and WithdrawableShares are set for a staker's positions
-// only.
+// only. The values are kept as the store's decimal text and converted to
+// numbers only when a query selects them: most pages of shares select
+// none, and converting long decimals took a twentieth of the server's
+// time on a page of operators.
 type StrategyShares struct {
 	StrategyAddress    string
 	Shares             string
 	DepositShares      *string
 	WithdrawableShares *string
 	UnderlyingToken    *string
-	UnderlyingValue    float64
-	EthValue           float64
+	// UnderlyingValueText and ETHValueText are the values in underlying
+	// tokens and in ETH as decimal text.
+	UnderlyingValueText string
+	ETHValueText        string
 }
+
+// UnderlyingValue is the value of the shares in whole underlying tokens.
+func (s *StrategyShares) UnderlyingValue() float64 { return DecimalToFloat(s.UnderlyingValueText) }
+
+// EthValue is the value of the shares in ETH.
+func (s *StrategyShares) EthValue() float64 { return DecimalToFloat(s.ETHValueText) }
 
 // DelegationEvent is a delegation event. StakerAddress names the staker
 // relation; the operator is in Args.
