@@ -146,8 +146,7 @@ func (db *DB) CountAllocationsByOperators(ctx context.Context, operators []strin
 // strategy.
 func (db *DB) AllocatedStakeBySets(ctx context.Context, sets []OperatorSetRef) ([]StrategyShares, error) {
 	avs, ids := refArrays(sets)
-	var out []StrategyShares
-	if err := db.selectPrepared(ctx, &out, `
+	out, err := db.selectShares(ctx, nil, withoutPositions, `
 		SELECT `+operatorSetKey("k.avs_address", "k.operator_set_id")+` AS owner, x.strategy_address,
 		       x.shares::text AS shares,`+sharesValueColumns("x.shares")+`
 		FROM unnest($1::text[], $2::bigint[]) AS k(avs_address, operator_set_id)
@@ -163,7 +162,8 @@ func (db *DB) AllocatedStakeBySets(ctx context.Context, sets []OperatorSetRef) (
 			GROUP BY st.strategy_address
 		) x
 		LEFT JOIN strategies s ON s.address = x.strategy_address
-		ORDER BY k.avs_address, k.operator_set_id, x.strategy_address`, avs, ids); err != nil {
+		ORDER BY k.avs_address, k.operator_set_id, x.strategy_address`, avs, ids)
+	if err != nil {
 		return nil, fmt.Errorf("allocated stake by set: %w", Classify(err))
 	}
 	return out, nil
