@@ -100,8 +100,10 @@ func (r *avsResolver) Stakers(ctx context.Context, obj *model.Avs, updatedSince 
 	if err != nil {
 		return nil, err
 	}
+	data := mapList(rows, func(s store.OperatorStaker) *model.Staker { return stakerFromStore(&s.Staker) })
+	prefetchStakerShares(ctx, data)
 	return &model.StakerPage{
-		Data: mapList(rows, func(s store.OperatorStaker) *model.Staker { return stakerFromStore(&s.Staker) }),
+		Data: data,
 		Meta: pageMeta(page, loadCount(ctx, "avs stakers", loadersFor(ctx).avsStakerCounts, obj.Address, filter)),
 	}, nil
 }
@@ -432,8 +434,10 @@ func (r *operatorResolver) Stakers(ctx context.Context, obj *model.Operator, ski
 	if err != nil {
 		return nil, err
 	}
+	data := mapList(rows, func(s store.OperatorStaker) *model.Staker { return stakerFromStore(&s.Staker) })
+	prefetchStakerShares(ctx, data)
 	return &model.StakerPage{
-		Data: mapList(rows, func(s store.OperatorStaker) *model.Staker { return stakerFromStore(&s.Staker) }),
+		Data: data,
 		Meta: pageMeta(page, loadCount(ctx, "operator stakers", loadersFor(ctx).operatorStakerCounts, obj.Address, struct{}{})),
 	}, nil
 }
@@ -698,6 +702,7 @@ func (r *queryResolver) Stakers(ctx context.Context, updatedSince *string, skip 
 	if err != nil {
 		return nil, err
 	}
+	prefetchStakerShares(ctx, data)
 	return &model.StakerPage{Data: data, Meta: meta}, nil
 }
 
