@@ -220,58 +220,59 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	if f.UpdatedSince.IsZero() && p.Skip < bucketSkip {
-		// A page of all the stakers short of the buckets is kept
-		// prepared: its addresses come from the address index whatever
-		// the skip and take, and planning it took as long as running
-		// it. The rows are then read by address with = ANY, a plan
-		// that does not depend on how many the page holds; a join with
-		// the page's addresses had a generic plan that hashed the
-		// whole table, estimated for a tenth of it.
+	if f.UpdatedSince.IsZero() {
+		// A page of all the stakers is kept prepared: its addresses come
+		// from the address index whatever the skip and take, and planning
+		// it took as long as running it. The rows are then read by
+		// address with = ANY, a plan that does not depend on how many the
+		// page holds; a join with the page's addresses had a generic plan
+		// that hashed the whole table, estimated for a tenth of it.
+		//
+		// A deep page starts in the address bucket that holds its first
+		// staker: the kept bucket counts, summed in address order (a row
+		// per bucket), give that bucket and the stakers before it, so the
+		// scan skips only within the bucket. The bucket's lower bound is
+		// written as a whole address, which every collation orders like
+		// the addresses. Planning a deep page had been half of its time
+		// in PostgreSQL (0.6 of 1.2 ms).
+		addresses := `
+				SELECT s.address
+				FROM stakers s
+				ORDER BY s.address
+				LIMIT $1 OFFSET $2`
+		if p.Skip >= bucketSkip {
+			addresses = bucketStart(`
+				SELECT b.bucket, b.n FROM staker_address_buckets b`, "ASC", "$2") + `
+				SELECT s.address
+				FROM stakers s
+				WHERE s.address >= (SELECT rpad(start.bucket, 42, '0') FROM start)
+				ORDER BY s.address
+				LIMIT $1 OFFSET (SELECT start.skip FROM start)`
+		}
 		out := make([]Staker, 0, rowsFor(p.Take))
 		if err := db.selectPrepared(ctx, &out, `
 			SELECT `+stakerColumns+`
 			FROM stakers s
-			WHERE s.address = ANY(ARRAY(
-				SELECT s.address
-				FROM stakers s
-				ORDER BY s.address
-				LIMIT $1 OFFSET $2))
+			WHERE s.address = ANY(ARRAY(`+addresses+`))
 			ORDER BY s.address`, p.Take, p.Skip); err != nil {
 			return nil, fmt.Errorf("list stakers: %w", Classify(err))
 		}
 		return out, nil
 	}
 	var q queryArgs
-	var conds []string
 	with, offset := "", q.add(p.Skip)
-	if f.UpdatedSince.IsZero() && p.Skip >= bucketSkip {
+	conds := []string{"s.updated_at >= " + q.add(f.UpdatedSince.UTC())}
+	if p.Skip >= bucketSkip {
 		// A deep page starts in the address bucket that holds its first
-		// staker: the kept bucket counts, summed in address order (a
-		// row per bucket), give that bucket and the stakers before it,
-		// so the scan skips only within the bucket. The bucket's lower
-		// bound is written as a whole address, which every collation
-		// orders like the addresses.
-		with = bucketStart(`
-		    SELECT b.bucket, b.n FROM staker_address_buckets b`, "ASC", offset)
+		// staker updated since the time, as above: the kept counts of
+		// stakers by bucket and day of last update give each bucket's
+		// stakers of the whole days since then, and the partial first
+		// day's are counted from the update-time index, from its nearer
+		// midnight. Past the end of these stakers, start has no row and
+		// the page is empty.
+		with = bucketStart(stakerUpdateBuckets(&q, f.UpdatedSince), "ASC", offset)
 		conds = append(conds, "s.address >= (SELECT rpad(start.bucket, 42, '0') FROM start)")
 		offset = "(SELECT start.skip FROM start)"
-	}
-	if !f.UpdatedSince.IsZero() {
-		since := q.add(f.UpdatedSince.UTC())
-		conds = append(conds, "s.updated_at >= "+since)
-		if p.Skip >= bucketSkip {
-			// A deep page starts in the address bucket that holds its
-			// first staker updated since the time, as above: the kept
-			// counts of stakers by bucket and day of last update give
-			// each bucket's stakers of the whole days since then, and
-			// the partial first day's are counted from the update-time
-			// index, from its nearer midnight. Past the end of these
-			// stakers, start has no row and the page is empty.
-			with = bucketStart(stakerUpdateBuckets(&q, f.UpdatedSince), "ASC", offset)
-			conds = append(conds, "s.address >= (SELECT rpad(start.bucket, 42, '0') FROM start)")
-			offset = "(SELECT start.skip FROM start)"
-		}
 	}
 	out := make([]Staker, 0, rowsFor(p.Take))
 	// The page's addresses come from an index-only scan, so the skipped
