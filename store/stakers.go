@@ -104,10 +104,15 @@ func avsStakerCondition(active, holdings, strategies string) string {
 //
 // A later page of all the stakers starts at the operator holding its
 // first staker, found by adding the registrations' refreshed staker counts
-// in operator order, and skips only within that operator. The counts agree
-// with the stakers while the data is refreshed (no batch has been applied
-// since the last refresh); otherwise the page starts at the first operator
-// as a shallow one does.
+// in operator order, and skips only within that operator: that operator's
+// read skips to the page's first staker and every operator's read stops
+// at take stakers, so that only the page's candidates are sorted. Skipping
+// after the sort instead had sorted all the skipped stakers too (8,778
+// stakers deep into an AVS's first operator: 6.6-8.3 ms, now 3.3-4.5 in
+// EXPLAIN ANALYZE). The counts agree with the stakers while the data is
+// refreshed (no batch has been applied since the last refresh); otherwise
+// the page starts at the first operator, reads skip+take stakers of each
+// and skips after the sort, as a shallow or filtered page does.
 func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, p Page) ([]OperatorStaker, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -165,10 +170,11 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, 
 				WHERE s.operator_address = ao.operator_address
 				  AND `+avsStakerCondition("ao.is_active", "s.holding_strategies", "ao.restakeable_strategies")+since+`
 				ORDER BY s.address
-				LIMIT $2::bigint + start.skip
+				LIMIT CASE WHEN start.operator_address = '' THEN $2::bigint + start.skip ELSE $2::bigint END
+				OFFSET CASE WHEN ao.operator_address = start.operator_address THEN start.skip ELSE 0 END
 			) x
 			ORDER BY ao.operator_address, x.address
-			LIMIT $2 OFFSET start.skip
+			LIMIT $2 OFFSET CASE WHEN start.operator_address = '' THEN start.skip ELSE 0 END
 		) page
 		JOIN stakers s ON s.address = page.address
 		ORDER BY k.position, page.operator_address, page.address`, args...); err != nil {
