@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/stakegraph/stakegraph/store"
 )
 
@@ -21,15 +23,21 @@ const DefaultCountCacheEntries = 20_000
 // page sizes, have it counted once per data version instead of once per
 // page.
 //
-// Unlike the entity tables, a full countTable keeps what it holds and
-// takes no more until the data version changes: a client sending filters
-// that never repeat (a date range ending now, random search text) cannot
-// push out the totals that others read again.
+// The totals are held in a 2Q cache: a total enters a list of recent ones
+// and moves to a list of frequent ones when it is read again. Clients
+// sending filters that never repeat (a date range ending now, a staker's
+// events) only cycle through the recent list, a quarter of the table, and
+// cannot push out the totals that others read again; a filter that becomes
+// popular while the table is full still gets in. The table used to stop
+// taking totals once full until the data version changed: with the data
+// unchanged, a minute of one-off staker event filters filled it and every
+// later page of /stakers counted its total again (0.68 statements per
+// request instead of 0.42 in the bench).
 type countTable struct {
-	mu         sync.RWMutex
+	mu         sync.RWMutex // guards at and the creation of values
 	at         int64
 	maxEntries int
-	values     map[any]int
+	values     *lru.TwoQueueCache[any, int]
 }
 
 // countKey is the key of one total: the relation counted and the key of
@@ -69,35 +77,50 @@ func cachedCount[K comparable](l *loaders, relation string, key K, count func(co
 func (t *countTable) get(version int64, key any) (int, bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if t.at != version {
+	if t.at != version || t.values == nil {
 		return 0, false
 	}
-	n, ok := t.values[key]
-	return n, ok
+	return t.values.Get(key)
 }
 
 // store keeps the total n of key, read at version, unless c's current
-// version is another one by now or t is full at that version.
+// version is another one by now. A new version empties the table.
 func (t *countTable) store(c *EntityCache, version int64, key any, n int) {
+	if cur, ok := c.version(); !ok || cur != version {
+		return
+	}
+	t.mu.RLock()
+	current := t.at == version && t.values != nil
+	if current {
+		t.values.Add(key, n)
+	}
+	t.mu.RUnlock()
+	if current {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if cur, ok := c.version(); !ok || cur != version || version < t.at {
+	if version < t.at {
 		return
 	}
 	if version != t.at || t.values == nil {
-		t.at, t.values = version, make(map[any]int)
+		values, err := lru.New2Q[any, int](max(t.maxEntries, 1))
+		if err != nil {
+			return
+		}
+		t.at, t.values = version, values
 	}
-	if len(t.values) >= t.maxEntries {
-		return
-	}
-	t.values[key] = n
+	t.values.Add(key, n)
 }
 
 // len returns the number of totals held.
 func (t *countTable) len() int {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return len(t.values)
+	if t.values == nil {
+		return 0
+	}
+	return t.values.Len()
 }
 
 // loadCount returns the count of parent's relation for args through the
