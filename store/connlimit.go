@@ -82,19 +82,31 @@ func (db *DB) selectPrepared(ctx context.Context, dest any, query string, args .
 // limit and scans its rows into dest; ranked lets the rows carry columns
 // that dest has no field for (see selectRanked).
 func (db *DB) selectKept(ctx context.Context, ranked bool, dest any, query string, args ...any) error {
-	release, err := hold(ctx)
+	stmt, release, err := db.heldStatement(ctx, query)
 	if err != nil {
 		return err
 	}
 	defer release()
-	stmt, err := db.prepare(ctx, query)
-	if err != nil {
-		return err
-	}
 	if ranked {
 		stmt = stmt.Unsafe()
 	}
 	return stmt.SelectContext(ctx, dest, args...)
+}
+
+// heldStatement takes one connection permit of ctx's limit and returns
+// the kept statement of query with the function that gives the permit
+// back, for as long as the caller reads the statement's rows.
+func (db *DB) heldStatement(ctx context.Context, query string) (*sqlx.Stmt, func(), error) {
+	release, err := hold(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	stmt, err := db.prepare(ctx, query)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return stmt, release, nil
 }
 
 // prepare returns the kept statement of query, preparing it the first

@@ -222,15 +222,11 @@ const (
 // time on a page of a hundred stakers; the rows are scanned into place
 // here instead, within ctx's connection limit as selectPrepared does.
 func (db *DB) selectShares(ctx context.Context, out []StrategyShares, positions sharesPositions, query string, args ...any) ([]StrategyShares, error) {
-	release, err := hold(ctx)
+	stmt, release, err := db.heldStatement(ctx, query)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	stmt, err := db.prepare(ctx, query)
-	if err != nil {
-		return nil, err
-	}
 	rows, err := stmt.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, err
