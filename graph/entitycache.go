@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"sync"
+
+	"github.com/stakegraph/stakegraph/store"
 )
 
 // EntityCache keeps, between requests, the records of the small tables that
@@ -36,8 +38,10 @@ type EntityCache struct {
 	tables map[string]entityStore
 
 	// counts holds the totals of paged lists, bounded apart from the
-	// records.
-	counts countTable
+	// records, and buckets the counts by address bucket of the lists
+	// that start a page in its bucket.
+	counts  countTable[int]
+	buckets countTable[store.AddressBuckets]
 }
 
 // entityStore is a table of one relation as the cache sees it, whatever
@@ -85,7 +89,8 @@ const DefaultEntityCacheEntries = 200_000
 // version that version reports (ok false: unknown, cache nothing). It holds
 // at most maxEntries values (DefaultEntityCacheEntries when 0 or less); when
 // it is full, it starts again empty. Apart from them, it holds the totals of
-// up to DefaultCountCacheEntries filters of paged lists.
+// up to DefaultCountCacheEntries filters of paged lists and the address
+// bucket counts of up to DefaultBucketCacheEntries.
 func NewEntityCache(version func() (v int64, ok bool), maxEntries int) *EntityCache {
 	if maxEntries <= 0 {
 		maxEntries = DefaultEntityCacheEntries
@@ -94,7 +99,8 @@ func NewEntityCache(version func() (v int64, ok bool), maxEntries int) *EntityCa
 		version:    version,
 		maxEntries: maxEntries,
 		tables:     make(map[string]entityStore),
-		counts:     countTable{maxEntries: DefaultCountCacheEntries},
+		counts:     countTable[int]{maxEntries: DefaultCountCacheEntries},
+		buckets:    countTable[store.AddressBuckets]{maxEntries: DefaultBucketCacheEntries},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stakegraph/stakegraph/chain"
 	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/store"
+	"github.com/stakegraph/stakegraph/store/storetest"
 )
 
 // TestEntityCache checks, on the demo data, that with an EntityCache a
@@ -126,4 +127,55 @@ func newEntityCachedClient(t *testing.T, db *store.DB) (c *client, readVersion f
 	opts.BatchWait = 250 * time.Millisecond
 	opts.Entities = graph.NewEntityCache(func() (int64, bool) { return version.Load(), true }, 0)
 	return newClient(t, db, opts), readVersion
+}
+
+// TestStakerUpdateBucketsCached checks that the pages of the stakers
+// updated since a time answer as without the cache, and that with it the
+// stakers' address bucket counts for that time are read once: a later
+// page of the same time reads only its stakers, and its total none.
+func TestStakerUpdateBucketsCached(t *testing.T) {
+	ctx := context.Background()
+	db := demoDB(t)
+	cached, _ := newEntityCachedClient(t, db)
+	plain := newClient(t, db, testOptions())
+	var since time.Time
+	if err := storetest.SQL(t, db).GetContext(ctx, &since, `
+		SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY updated_at) FROM stakers`); err != nil {
+		t.Fatal(err)
+	}
+	const q = `query($since: String, $skip: Int) {
+		stakers(updatedSince: $since, skip: $skip, take: 3) { data { address } meta { total } }
+	}`
+	run := func(c *client, skip int) (data string, statements int64) {
+		t.Helper()
+		before := db.StatementCount()
+		res := c.post(q, map[string]any{"since": since.UTC().Format(time.RFC3339Nano), "skip": skip})
+		statements = db.StatementCount() - before
+		if len(res.Errors) > 0 {
+			t.Fatalf("errors: %+v", res.Errors)
+		}
+		return string(res.Data), statements
+	}
+	for i, skip := range []int{0, 4, 5, 1 << 20} {
+		want, plainStatements := run(plain, skip)
+		got, cachedStatements := run(cached, skip)
+		if got != want {
+			t.Errorf("skip %d: cached %s; uncached %s", skip, got, want)
+		}
+		if !strings.Contains(want, `"address"`) && skip < 1<<20 {
+			t.Errorf("skip %d: no staker updated since %s: %s", skip, since, want)
+		}
+		// Without the cache: the buckets and the page (none past the
+		// end). With it, the first time as well, then only the page.
+		wantPlain, wantCached := int64(2), int64(1)
+		if skip == 1<<20 {
+			wantPlain, wantCached = 1, 0
+		}
+		if i == 0 {
+			wantCached = 2
+		}
+		if plainStatements != wantPlain || cachedStatements != wantCached {
+			t.Errorf("skip %d: %d statements uncached, %d cached; want %d and %d", skip, plainStatements, cachedStatements, wantPlain, wantCached)
+		}
+	}
 }

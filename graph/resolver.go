@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
 
@@ -105,6 +106,33 @@ func rootStaker(ctx context.Context, address string) (*model.Staker, error) {
 	}
 	l.stakers.Prime(ctx, address, s)
 	return stakerOrUnseen(s, address), nil
+}
+
+// stakersUpdatedSince returns the reads of a page of the stakers updated
+// since a time and of their total, both from the stakers' address bucket
+// counts for that time, which the entity cache keeps: clients paging
+// through the stakers of a date have them read once per data version, and
+// a page then reads only its bucket.
+func stakersUpdatedSince(ctx context.Context, since time.Time, page store.Page) (
+	list func(context.Context, *store.DB) ([]store.Staker, error),
+	count func(context.Context, *store.DB) (int, error),
+) {
+	l := loadersFor(ctx)
+	buckets := cachedBuckets(l, "stakers updated", since.UnixNano(), spending(l, func(ctx context.Context) (store.AddressBuckets, error) {
+		return l.db.StakerUpdateBuckets(ctx, since)
+	}))
+	list = func(ctx context.Context, db *store.DB) ([]store.Staker, error) {
+		b, err := buckets(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return db.ListStakersUpdatedSince(ctx, since, b, page)
+	}
+	count = func(ctx context.Context, _ *store.DB) (int, error) {
+		b, err := buckets(ctx)
+		return b.Total(), err
+	}
+	return list, count
 }
 
 // stakerOrUnseen converts s, the staker at address, or nil for an address

@@ -693,11 +693,14 @@ func (r *queryResolver) Stakers(ctx context.Context, updatedSince *string, skip 
 	if err != nil {
 		return nil, err
 	}
-	data, meta, err := feedPage(ctx, page, "stakers", filter,
-		func(ctx context.Context, db *store.DB) ([]store.Staker, error) {
-			return db.ListStakers(ctx, filter, page)
-		},
-		func(ctx context.Context, db *store.DB) (int, error) { return db.CountStakers(ctx, filter) },
+	list := func(ctx context.Context, db *store.DB) ([]store.Staker, error) {
+		return db.ListStakers(ctx, filter, page)
+	}
+	count := func(ctx context.Context, db *store.DB) (int, error) { return db.CountStakers(ctx, filter) }
+	if !filter.UpdatedSince.IsZero() {
+		list, count = stakersUpdatedSince(ctx, filter.UpdatedSince, page)
+	}
+	data, meta, err := feedPage(ctx, page, "stakers", filter, list, count,
 		withErr(func(s store.Staker) *model.Staker { return stakerFromStore(&s) }))
 	if err != nil {
 		return nil, err

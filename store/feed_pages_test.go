@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -94,6 +95,9 @@ func TestStakerPages(t *testing.T) {
 			WHERE $1::timestamptz IS NULL OR updated_at >= $1`, nullTime(f.UpdatedSince)); err != nil {
 			t.Fatal(err)
 		}
+		if !f.UpdatedSince.IsZero() {
+			checkStakerUpdateBuckets(t, db, f.UpdatedSince)
+		}
 		for _, skip := range []int{0, 9, 13, 1000, updated / 2, updated - 5, updated, updated + 1, total - 3, total, total + 1} {
 			got, err := db.ListStakers(ctx, f, store.Page{Skip: skip, Take: 12})
 			if err != nil {
@@ -115,6 +119,40 @@ func TestStakerPages(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// checkStakerUpdateBuckets checks the address bucket counts of the stakers
+// updated since a time against a count of the stakers by bucket.
+func checkStakerUpdateBuckets(t *testing.T, db *store.DB, since time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := db.StakerUpdateBuckets(ctx, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		Bucket string `db:"bucket"`
+		N      int    `db:"n"`
+	}
+	if err := storetest.SQL(t, db).SelectContext(ctx, &rows, `
+		SELECT left(address, 3) AS bucket, count(*) AS n
+		FROM stakers WHERE updated_at >= $1 GROUP BY 1`, since); err != nil {
+		t.Fatal(err)
+	}
+	var want store.AddressBuckets
+	for _, r := range rows {
+		i, err := strconv.ParseUint(r.Bucket[2:], 16, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = r.N
+	}
+	if got != want {
+		t.Errorf("stakers updated since %s by bucket: %v; want %v", since, got, want)
+	}
+	if want.Total() == 0 {
+		t.Errorf("no staker updated since %s: the buckets are not tested", since)
 	}
 }
 

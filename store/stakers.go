@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -221,7 +222,9 @@ func (f StakerFilter) since() any {
 	return f.UpdatedSince.UTC()
 }
 
-// ListStakers returns one page of the stakers matching f, by address.
+// ListStakers returns one page of the stakers matching f, by address. A
+// page of the stakers updated since a time reads their address buckets
+// first (see ListStakersUpdatedSince, which takes buckets already read).
 func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -265,35 +268,98 @@ func (db *DB) ListStakers(ctx context.Context, f StakerFilter, p Page) ([]Staker
 		}
 		return out, nil
 	}
+	buckets, err := db.StakerUpdateBuckets(ctx, f.UpdatedSince)
+	if err != nil {
+		return nil, err
+	}
+	return db.ListStakersUpdatedSince(ctx, f.UpdatedSince, buckets, p)
+}
+
+// AddressBuckets are the numbers of the records of a list in each address
+// bucket, the first hex digit of the address after 0x, in address order:
+// the counts from which a page of the list, ordered by address, finds the
+// bucket it starts in.
+type AddressBuckets [16]int
+
+// Total returns the number of records in all the buckets.
+func (b AddressBuckets) Total() int {
+	n := 0
+	for _, c := range b {
+		n += c
+	}
+	return n
+}
+
+// start returns the lowest address of the bucket holding the list's record
+// at position skip (from 0) and the number of that bucket's records before
+// it; ok is false when skip is at or past the end of the list.
+func (b AddressBuckets) start(skip int) (lowest string, within int, ok bool) {
+	for i, n := range b {
+		if skip < n {
+			return "0x" + strconv.FormatInt(int64(i), 16) + strings.Repeat("0", 39), skip, true
+		}
+		skip -= n
+	}
+	return "", 0, false
+}
+
+// StakerUpdateBuckets returns the number of stakers last updated at or
+// after since in each address bucket, from the kept counts of stakers by
+// bucket and day of last update (see stakerUpdateBuckets). Their total is
+// the number of such stakers (CountStakers), and a page of them starts in
+// its bucket (ListStakersUpdatedSince).
+func (db *DB) StakerUpdateBuckets(ctx context.Context, since time.Time) (AddressBuckets, error) {
 	var q queryArgs
-	with, offset := "", q.add(p.Skip)
-	conds := []string{"s.updated_at >= " + q.add(f.UpdatedSince.UTC())}
-	if p.Skip >= bucketSkip {
-		// A deep page starts in the address bucket that holds its first
-		// staker updated since the time, as above: the kept counts of
-		// stakers by bucket and day of last update give each bucket's
-		// stakers of the whole days since then, and the partial first
-		// day's are counted from the update-time index, from its nearer
-		// midnight. Past the end of these stakers, start has no row and
-		// the page is empty.
-		with = bucketStart(stakerUpdateBuckets(&q, f.UpdatedSince), "ASC", offset)
-		conds = append(conds, "s.address >= (SELECT rpad(start.bucket, 42, '0') FROM start)")
-		offset = "(SELECT start.skip FROM start)"
+	var rows []struct {
+		Bucket string `db:"bucket"`
+		N      int    `db:"n"`
+	}
+	var out AddressBuckets
+	if err := db.selectContext(ctx, &rows, `
+		SELECT b.bucket, b.n::bigint AS n
+		FROM (`+stakerUpdateBuckets(&q, since)+`
+		) b`, q.args...); err != nil {
+		return out, fmt.Errorf("staker update buckets: %w", Classify(err))
+	}
+	for _, r := range rows {
+		i, err := strconv.ParseUint(strings.TrimPrefix(r.Bucket, "0x"), 16, 8)
+		if err != nil || i >= uint64(len(out)) || !strings.HasPrefix(r.Bucket, "0x") {
+			return out, fmt.Errorf("staker update buckets: unexpected bucket %q", r.Bucket)
+		}
+		out[i] += r.N
+	}
+	return out, nil
+}
+
+// ListStakersUpdatedSince returns one page, by address, of the stakers last
+// updated at or after since, whose numbers by address bucket are buckets
+// (StakerUpdateBuckets with the same since). The page starts in the bucket
+// that holds its first staker and skips only within it, reading the
+// addresses from an index-only scan of the address index with the update
+// time; only the page's rows are read. The statement's plan is the same
+// for every time, bucket and page, so it is kept prepared: planning had
+// been a fifth of such a page's time, and one plan for all dates had read
+// and sorted every staker of a recent date before skipping. Buckets read
+// at an earlier data version than the page place it as of that version.
+func (db *DB) ListStakersUpdatedSince(ctx context.Context, since time.Time, buckets AddressBuckets, p Page) ([]Staker, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	lowest, within, ok := buckets.start(p.Skip)
+	if !ok {
+		return []Staker{}, nil
 	}
 	out := make([]Staker, 0, rowsFor(p.Take))
-	// The page's addresses come from an index-only scan, so the skipped
-	// stakers' rows are never read; only the page's are.
-	if err := db.selectContext(ctx, &out, with+`
+	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+stakerColumns+`
-		FROM (
+		FROM stakers s
+		WHERE s.address = ANY(ARRAY(
 			SELECT s.address
 			FROM stakers s
-			`+where(conds...)+`
+			WHERE s.address >= $1 AND s.updated_at >= $2
 			ORDER BY s.address
-			LIMIT `+q.add(p.Take)+` OFFSET `+offset+`
-		) k
-		JOIN stakers s ON s.address = k.address
-		ORDER BY s.address`, q.args...); err != nil {
+			LIMIT $3 OFFSET $4))
+		ORDER BY s.address`, lowest, since.UTC(), p.Take, within); err != nil {
 		return nil, fmt.Errorf("list stakers: %w", Classify(err))
 	}
 	return out, nil
@@ -337,31 +403,20 @@ func stakerUpdateBuckets(q *queryArgs, since time.Time) string {
 		    GROUP BY b.bucket`
 }
 
-// stakersUpdatedSince returns an expression of the number of stakers last
-// updated at or after since, from the kept day counts of stakers by their
-// last update and the stakers of since's day.
-func stakersUpdatedSince(q *queryArgs, since time.Time) string {
-	count := func(from, to time.Time) string {
-		conds := []string{"s.updated_at >= " + q.add(from)}
-		if !to.IsZero() {
-			conds = append(conds, "s.updated_at <= "+q.add(to))
-		}
-		return `SELECT count(*) FROM stakers s ` + where(conds...)
-	}
-	return dayCounted(q, dayCountedStakerUpdates, "", since, time.Time{}, count)
-}
-
 // CountStakers returns the number of stakers matching f. The number of all
 // stakers is the latest daily snapshot's, which every refresh derives in
-// the transaction that applies events; the number updated since a time
-// adds the kept day counts of stakers by their last update.
+// the transaction that applies events; the number updated since a time is
+// the total of their address buckets (StakerUpdateBuckets).
 func (db *DB) CountStakers(ctx context.Context, f StakerFilter) (int, error) {
 	if f == (StakerFilter{}) {
 		return db.countRows(ctx, "count stakers", `
 			SELECT COALESCE((SELECT total_stakers FROM daily_snapshots ORDER BY day DESC LIMIT 1), 0)`)
 	}
-	var q queryArgs
-	return db.countRows(ctx, "count stakers", "SELECT "+stakersUpdatedSince(&q, f.UpdatedSince), q.args...)
+	buckets, err := db.StakerUpdateBuckets(ctx, f.UpdatedSince)
+	if err != nil {
+		return 0, err
+	}
+	return buckets.Total(), nil
 }
 
 // DelegationEvent is a stored delegation event. Strategy, Shares and the
