@@ -225,11 +225,17 @@ func swallowPanic() {
 // included reports whether f's @include and @skip select it with vars, as
 // gqlgen decides.
 func included(f *ast.Field, vars map[string]any) bool {
+	return directivesInclude(f.Directives, vars)
+}
+
+// directivesInclude reports whether @include and @skip among directives
+// select the field or fragment they are on with vars, as gqlgen decides.
+func directivesInclude(directives ast.DirectiveList, vars map[string]any) bool {
 	skip, include := false, true
-	if d := f.Directives.ForName("skip"); d != nil {
+	if d := directives.ForName("skip"); d != nil {
 		skip = directiveIf(d, vars)
 	}
-	if d := f.Directives.ForName("include"); d != nil {
+	if d := directives.ForName("include"); d != nil {
 		include = directiveIf(d, vars)
 	}
 	return !skip && include

@@ -261,7 +261,14 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 	// read per request.
 	l.avsShares = newEntityLoader(b, entities, "AVS shares", shareSets(db.AVSSharesByAVS))
 	l.operatorShares = newEntityLoader(b, entities, "operator shares", shareSets(db.OperatorSharesByOperators))
-	l.stakerShares = newLoader(b, shareSets(db.StakerSharesByStakers))
+	// A request that shows only the amounts of stakers' shares reads
+	// them without their values, which are most of the statement's cost.
+	l.stakerShares = newLoader(b, shareSets(func(ctx context.Context, stakers []string) ([]store.StrategyShares, error) {
+		if selectsShareValues(ctx) {
+			return db.StakerSharesByStakers(ctx, stakers)
+		}
+		return db.StakerPositionsByStakers(ctx, stakers)
+	}))
 	l.withdrawalShares = newLoader(b, shareSets(db.WithdrawalSharesByRoots))
 	l.registrations = newEntityLoader(b, entities, "registrations", func(ctx context.Context, keys []string) (map[string][]store.Registration, error) {
 		rows, err := db.RegistrationsByOperators(ctx, keys)

@@ -35,37 +35,80 @@ func prefetchStakerShares(ctx context.Context, stakers []*model.Staker) {
 
 // operationSelects reports whether the operation of ctx selects one of
 // the given fields of the object type anywhere, in its fragments too.
-// Directives are not evaluated: a field left out by @skip or @include
-// counts as selected, which costs at most an unneeded read.
 func operationSelects(ctx context.Context, object string, fields []string) bool {
-	if !graphql.HasOperationContext(ctx) {
-		return false
-	}
-	op := graphql.GetOperationContext(ctx).Operation
-	return op != nil && selects(op.SelectionSet, object, fields)
+	return operationSelectsAny(ctx, func(o, f string) bool { return o == object && slices.Contains(fields, f) }, false)
 }
 
-// selects is operationSelects within one selection set. A validated
+// operationSelectsAny reports whether the operation of ctx selects
+// anywhere, in its fragments too, a field of an object type for which
+// match is true; unknown is the answer when ctx has no operation. A field
+// that @skip or @include leaves out for the operation's variables is not
+// selected. The operation was validated and its variables coerced; were a
+// directive's condition not a Boolean, the answer would be unknown.
+func operationSelectsAny(ctx context.Context, match func(object, field string) bool, unknown bool) (selected bool) {
+	if !graphql.HasOperationContext(ctx) {
+		return unknown
+	}
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil {
+		return unknown
+	}
+	defer func() {
+		if recover() != nil {
+			selected = unknown
+		}
+	}()
+	return selects(oc.Operation.SelectionSet, oc.Variables, match)
+}
+
+// selects is operationSelectsAny within one selection set. A validated
 // document has no fragment cycles and a bounded depth.
-func selects(set ast.SelectionSet, object string, fields []string) bool {
+func selects(set ast.SelectionSet, vars map[string]any, match func(object, field string) bool) bool {
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
-			if s.ObjectDefinition != nil && s.ObjectDefinition.Name == object && slices.Contains(fields, s.Name) {
+			if !directivesInclude(s.Directives, vars) {
+				continue
+			}
+			if s.ObjectDefinition != nil && match(s.ObjectDefinition.Name, s.Name) {
 				return true
 			}
-			if selects(s.SelectionSet, object, fields) {
+			if selects(s.SelectionSet, vars, match) {
 				return true
 			}
 		case *ast.InlineFragment:
-			if selects(s.SelectionSet, object, fields) {
+			if directivesInclude(s.Directives, vars) && selects(s.SelectionSet, vars, match) {
 				return true
 			}
 		case *ast.FragmentSpread:
-			if s.Definition != nil && selects(s.Definition.SelectionSet, object, fields) {
+			if directivesInclude(s.Directives, vars) && s.Definition != nil && selects(s.Definition.SelectionSet, vars, match) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// stakerValueFields are the fields of Staker computed from the values of
+// the staker's shares, and shareAmountFields the fields of StrategyShares
+// that a staker's positions give without them.
+var (
+	stakerValueFields = []string{"tvl", "rewards"}
+	shareAmountFields = []string{"strategyAddress", "shares", "depositShares", "withdrawableShares", "strategy", "__typename"}
+)
+
+// selectsShareValues reports whether the operation of ctx may need the
+// values of stakers' shares: whether it selects a field of Staker computed
+// from them or a field of StrategyShares (of any owner) other than the
+// amounts; without an operation, it may.
+func selectsShareValues(ctx context.Context) bool {
+	return operationSelectsAny(ctx, func(object, field string) bool {
+		switch object {
+		case "Staker":
+			return slices.Contains(stakerValueFields, field)
+		case "StrategyShares":
+			return !slices.Contains(shareAmountFields, field)
+		}
+		return false
+	}, true)
 }

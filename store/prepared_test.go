@@ -167,3 +167,38 @@ func TestPreparedStatementsArePlannedOnce(t *testing.T) {
 		t.Errorf("the pool of the other statements has plan_cache_mode %q, want auto", mode)
 	}
 }
+
+// TestStakerPositionsWithoutValues checks that StakerPositionsByStakers
+// answers StakerSharesByStakers's positions without what comes from their
+// strategies, for stakers with positions in several strategies.
+func TestStakerPositionsWithoutValues(t *testing.T) {
+	db := maintainedWorld(t)
+	ctx := context.Background()
+	var stakers []string
+	if err := storetest.SQL(t, db).SelectContext(ctx, &stakers, `
+		SELECT staker_address FROM staker_shares WHERE shares > 0
+		GROUP BY staker_address ORDER BY count(*) DESC, staker_address LIMIT 30`); err != nil {
+		t.Fatal(err)
+	}
+	want, err := db.StakerSharesByStakers(ctx, stakers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.StakerPositionsByStakers(ctx, stakers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) <= len(stakers) {
+		t.Fatalf("%d positions of %d stakers: the test needs stakers with several", len(want), len(stakers))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d positions without values; %d with them", len(got), len(want))
+	}
+	for i := range want {
+		w := want[i]
+		w.Symbol, w.Kind, w.UnderlyingToken, w.UnderlyingValue, w.ETHValue = "", "", nil, "", ""
+		if !reflect.DeepEqual(got[i], w) {
+			t.Errorf("position %d without values is %+v; want %+v", i, got[i], w)
+		}
+	}
+}

@@ -128,7 +128,7 @@ func (db *DB) OperatorSharesByOperators(ctx context.Context, operators []string)
 // StrategyManager and EigenPodManager count them. Strategies in which a
 // staker has no deposit shares are left out.
 func (db *DB) StakerSharesByStakers(ctx context.Context, stakers []string) ([]StrategyShares, error) {
-	out, err := db.selectShares(ctx, make([]StrategyShares, 0, rowsFor(2*len(stakers))), withPositions, `
+	out, err := db.selectShares(ctx, make([]StrategyShares, 0, rowsFor(2*len(stakers))), positionsWithValues, `
 		SELECT x.staker_address AS owner, x.strategy_address, x.withdrawable_shares::text AS shares,
 		       x.deposit_shares::text AS deposit_shares,`+sharesValueColumns("x.withdrawable_shares")+`
 		FROM (
@@ -145,6 +145,24 @@ func (db *DB) StakerSharesByStakers(ctx context.Context, stakers []string) ([]St
 		ORDER BY x.staker_address, x.strategy_address`, pq.Array(stakers))
 	if err != nil {
 		return nil, fmt.Errorf("staker shares: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// StakerPositionsByStakers returns the positions of each of the given
+// stakers as StakerSharesByStakers does, without what comes from their
+// strategies: no symbol, kind, underlying token or values. The values are
+// most of the cost of a batch (1.6 of 2.0 ms for fifty stakers on the
+// bench data), and a page that shows only the amounts does not need them.
+func (db *DB) StakerPositionsByStakers(ctx context.Context, stakers []string) ([]StrategyShares, error) {
+	out, err := db.selectShares(ctx, make([]StrategyShares, 0, rowsFor(2*len(stakers))), positionsOnly, `
+		SELECT x.staker_address AS owner, x.strategy_address, x.withdrawable_shares::text AS shares,
+		       x.deposit_shares::text AS deposit_shares
+		FROM staker_positions x
+		WHERE x.staker_address = ANY($1) AND x.deposit_shares <> 0
+		ORDER BY x.staker_address, x.strategy_address`, pq.Array(stakers))
+	if err != nil {
+		return nil, fmt.Errorf("staker positions: %w", Classify(err))
 	}
 	return out, nil
 }
@@ -202,26 +220,31 @@ func (db *DB) ListRewardStrategies(ctx context.Context) ([]StrategyRewardTokens,
 	return out, nil
 }
 
-// sharesPositions says whether a statement read by selectShares selects
-// a staker's deposit shares after the shares (see StakerSharesByStakers).
-type sharesPositions bool
+// shareColumns says which columns a statement read by selectShares
+// selects after owner, strategy_address and shares.
+type shareColumns int
 
 const (
-	withoutPositions sharesPositions = false
-	withPositions    sharesPositions = true
+	// withoutPositions: sharesValueColumns.
+	withoutPositions shareColumns = iota
+	// positionsWithValues: a staker's deposit_shares, then
+	// sharesValueColumns (see StakerSharesByStakers).
+	positionsWithValues
+	// positionsOnly: a staker's deposit_shares (see
+	// StakerPositionsByStakers).
+	positionsOnly
 )
 
 // selectShares runs the kept statement of query, which selects owner,
-// strategy_address and shares, then deposit_shares when positions is
-// withPositions, then sharesValueColumns, in that order, and reads its
-// rows into StrategyShares. A staker position's withdrawable shares are
+// strategy_address and shares, then the columns that columns says, in
+// that order, and reads its rows into StrategyShares. A staker position's withdrawable shares are
 // its shares, selected once. Share batches are the most rows a page of
 // operators or stakers reads, and sqlx's reflection over their ten
 // columns (a new value, a field walk and a reflected append per row, and
 // a reflected path for each nullable column) was a tenth of the server's
 // time on a page of a hundred stakers; the rows are scanned into place
 // here instead, within ctx's connection limit as selectPrepared does.
-func (db *DB) selectShares(ctx context.Context, out []StrategyShares, positions sharesPositions, query string, args ...any) ([]StrategyShares, error) {
+func (db *DB) selectShares(ctx context.Context, out []StrategyShares, columns shareColumns, query string, args ...any) ([]StrategyShares, error) {
 	stmt, release, err := db.heldStatement(ctx, query)
 	if err != nil {
 		return nil, err
@@ -232,6 +255,7 @@ func (db *DB) selectShares(ctx context.Context, out []StrategyShares, positions 
 		return nil, err
 	}
 	defer rows.Close()
+	positions, values := columns != withoutPositions, columns != positionsOnly
 	var deposit, token sql.NullString
 	dest := make([]any, 0, 9)
 	for rows.Next() {
@@ -241,7 +265,9 @@ func (db *DB) selectShares(ctx context.Context, out []StrategyShares, positions 
 		if positions {
 			dest = append(dest, &deposit)
 		}
-		dest = append(dest, &s.Symbol, &s.Kind, &token, &s.UnderlyingValue, &s.ETHValue)
+		if values {
+			dest = append(dest, &s.Symbol, &s.Kind, &token, &s.UnderlyingValue, &s.ETHValue)
+		}
 		if err := rows.Scan(dest...); err != nil {
 			return nil, err
 		}
