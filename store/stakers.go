@@ -93,8 +93,10 @@ func avsStakerCondition(active, holdings, strategies string) string {
 // address, all in one statement. Rows are grouped by AVS in the order of
 // avs.
 //
-// The AVS's active operators are read in address order (a subquery the
-// planner keeps whole), and each one's stakers are read from the staker
+// The AVS's active operators are read in address order from the partial
+// index of active registrations (a subquery the planner keeps whole, which
+// gives their addresses only, so that it needs neither the table nor a
+// sort and stops at the page's last operator), and each one's stakers are read from the staker
 // index in address order, at most skip+take of them and their addresses
 // only. Their nested loop is then already ordered by operator, so the page
 // needs only an incremental sort within each operator and stops reading
@@ -155,13 +157,15 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, 
 		FROM unnest($1::text[]) WITH ORDINALITY AS k(key, position)
 		CROSS JOIN LATERAL (`+start+`
 		) start
+		JOIN avs a ON a.address = k.key
 		CROSS JOIN LATERAL (
 			SELECT ao.operator_address, x.address
 			FROM (
-				SELECT ao.operator_address, ao.is_active, a.restakeable_strategies
-				FROM avs a
-				JOIN avs_operators ao ON ao.avs_address = a.address
-				WHERE a.address = k.key AND ao.is_active AND ao.operator_address >= start.operator_address
+				-- The active registrations only, from the partial index
+				-- of them, which also gives their order.
+				SELECT ao.operator_address
+				FROM avs_operators ao
+				WHERE ao.avs_address = k.key AND ao.is_active AND ao.operator_address >= start.operator_address
 				ORDER BY ao.operator_address
 				OFFSET 0
 			) ao
@@ -169,7 +173,7 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, 
 				SELECT s.address
 				FROM stakers s
 				WHERE s.operator_address = ao.operator_address
-				  AND `+avsStakerCondition("ao.is_active", "s.holding_strategies", "ao.restakeable_strategies")+since+`
+				  AND `+avsStakerCondition("TRUE", "s.holding_strategies", "a.restakeable_strategies")+since+`
 				ORDER BY s.address
 				LIMIT CASE WHEN start.operator_address = '' THEN $2::bigint + start.skip ELSE $2::bigint END
 				OFFSET CASE WHEN ao.operator_address = start.operator_address THEN start.skip ELSE 0 END
