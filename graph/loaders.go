@@ -96,6 +96,9 @@ type loaders struct {
 	snapshots         memo[store.SnapshotTrio]
 	incentives        memo[*store.ProgrammaticIncentives]
 	strategySnapshots memo[store.StrategySnapshotTrio]
+	// stakerRecords is whether the operation selects a field of a staker
+	// read from its record (see stakerByAddress).
+	stakerRecords memo[bool]
 
 	// countDays reads the daily counts (see countPoints).
 	countDays func(ctx context.Context) ([]store.CountDay, error)

@@ -425,3 +425,56 @@ func TestStrategiesAndRewards(t *testing.T) {
 		}
 	}
 }
+
+// TestEventStakersReadOnlyWhenNeeded checks that the stakers an operator's
+// events name are read only when the operation selects a field from
+// their records: by address alone they are not read, and either way the
+// addresses agree with the events'.
+func TestEventStakersReadOnlyWhenNeeded(t *testing.T) {
+	db := demoDB(t)
+	c := newClient(t, db, testOptions())
+	operator := sqlString(t, db, `
+		SELECT operator_address FROM delegation_events
+		GROUP BY operator_address ORDER BY count(*) DESC, operator_address LIMIT 1`)
+	end := sqlString(t, db, `
+		SELECT to_char(max(block_time) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+		FROM delegation_events WHERE operator_address = $1`, operator)
+	type page struct {
+		Operator struct {
+			DelegationEvents struct {
+				Data []struct {
+					Args   struct{ Staker string }
+					Staker struct {
+						Address   string
+						CreatedAt *string
+					}
+				}
+			}
+		}
+	}
+	run := func(stakerFields string) (page, int64) {
+		t.Helper()
+		before := db.StatementCount()
+		p := query[page](c, `query($o: Address!, $end: String) { operator(address: $o) { delegationEvents(endAt: $end, take: 10) {
+			data { args { staker } staker { `+stakerFields+` } } } } }`, map[string]any{"o": operator, "end": end})
+		return p, db.StatementCount() - before
+	}
+	alone, aloneStatements := run("address")
+	records, recordStatements := run("address createdAt")
+	events := alone.Operator.DelegationEvents.Data
+	if len(events) == 0 || len(records.Operator.DelegationEvents.Data) != len(events) {
+		t.Fatalf("%d events by address alone, %d with records", len(events), len(records.Operator.DelegationEvents.Data))
+	}
+	for i, e := range events {
+		r := records.Operator.DelegationEvents.Data[i]
+		if e.Staker.Address != e.Args.Staker || r.Staker.Address != e.Args.Staker {
+			t.Errorf("event %d of staker %s: staker %s alone, %s with its record", i, e.Args.Staker, e.Staker.Address, r.Staker.Address)
+		}
+		if r.Staker.CreatedAt == nil {
+			t.Errorf("event %d: staker %s has no createdAt", i, r.Staker.Address)
+		}
+	}
+	if recordStatements != aloneStatements+1 {
+		t.Errorf("%d statements with the stakers' records, %d by address alone; want one more", recordStatements, aloneStatements)
+	}
+}

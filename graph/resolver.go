@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/graph-gophers/dataloader/v7"
@@ -78,10 +79,26 @@ func operatorByAddress(ctx context.Context, address string) (*model.Operator, er
 	return operatorFromStore(o), nil
 }
 
+// stakerRecordFields are the fields of Staker read from the staker's own
+// record; the others are its address or read by it.
+var stakerRecordFields = []string{"operatorAddress", "delegatedTo", "createdAtBlock", "createdAt", "updatedAtBlock", "updatedAt"}
+
 // stakerByAddress returns the staker at address; an address never seen is
-// a staker with nothing.
+// a staker with nothing. When the operation selects no field of a staker
+// read from its record, the staker is its address alone and is not read:
+// an operator's events naming their stakers (staker { address }) had read
+// ten stakers' records per page for nothing.
 func stakerByAddress(ctx context.Context, address string) (*model.Staker, error) {
-	s, err := loadersFor(ctx).stakers.Load(ctx, address)()
+	l := loadersFor(ctx)
+	needed, _ := l.stakerRecords.get(func() (bool, error) {
+		return operationSelectsAny(ctx, func(object, field string) bool {
+			return object == "Staker" && slices.Contains(stakerRecordFields, field)
+		}, true), nil
+	})
+	if !needed {
+		return unseenStaker(address), nil
+	}
+	s, err := l.stakers.Load(ctx, address)()
 	if err != nil {
 		return nil, err
 	}
