@@ -26,6 +26,13 @@ const (
 // now, in the afternoon, counts none after it). A range within one day is
 // counted row by row alone.
 func dayCounted(q *queryArgs, feed, subject string, start, end time.Time, count func(from, to time.Time) string) string {
+	return dayCountedOf(q, feed, func() string { return q.add(subject) }, start, end, count)
+}
+
+// dayCountedOf is dayCounted for the subject that the SQL expression
+// subject returns, such as a column of the statement's keys, so that one
+// statement counts the events of many subjects.
+func dayCountedOf(q *queryArgs, feed string, subject func() string, start, end time.Time, count func(from, to time.Time) string) string {
 	const day = 24 * time.Hour
 	start, end = start.UTC(), end.UTC()
 	if !start.IsZero() && !end.IsZero() && !start.Add(day-1).Truncate(day).Before(end.Truncate(day)) {
@@ -34,7 +41,7 @@ func dayCounted(q *queryArgs, feed, subject string, start, end time.Time, count 
 		return "(" + count(start, end) + ")"
 	}
 	first, last, edges := dayCountedEdges(start, end, count)
-	days := `SELECT COALESCE(sum(c.n), 0) FROM event_day_counts c WHERE c.feed = ` + q.add(feed) + ` AND c.subject = ` + q.add(subject)
+	days := `SELECT COALESCE(sum(c.n), 0) FROM event_day_counts c WHERE c.feed = ` + q.add(feed) + ` AND c.subject = ` + subject()
 	if !first.IsZero() {
 		days += ` AND c.day >= ` + q.add(first.Format(time.DateOnly)) + `::date`
 	}

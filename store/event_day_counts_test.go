@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,6 +94,14 @@ func TestEventDayCountsStayExact(t *testing.T) {
 				}, brute(`SELECT count(*) FROM delegation_events WHERE block_time BETWEEN $1 AND $2 AND type = 'SHARES_INCREASED'`, start, end)},
 				{"delegation events of a type and an operator", func() (int, error) {
 					return db.CountDelegationEvents(ctx, store.DelegationEventFilter{Start: start, End: end, Type: "DELEGATION", Operator: operator})
+				}, brute(`SELECT count(*) FROM delegation_events WHERE block_time BETWEEN $1 AND $2 AND type = 'DELEGATION' AND operator_address = $3`, start, end, operator)},
+				{"delegation events by operator", func() (int, error) {
+					n, err := db.CountDelegationEventsByOperators(ctx, []string{operator, "0x" + strings.Repeat("0", 40)}, store.DelegationEventFilter{Start: start, End: end})
+					return n[operator], err
+				}, brute(`SELECT count(*) FROM delegation_events WHERE block_time BETWEEN $1 AND $2 AND operator_address = $3`, start, end, operator)},
+				{"delegation events of a type by operator", func() (int, error) {
+					n, err := db.CountDelegationEventsByOperators(ctx, []string{operator}, store.DelegationEventFilter{Start: start, End: end, Type: "DELEGATION"})
+					return n[operator], err
 				}, brute(`SELECT count(*) FROM delegation_events WHERE block_time BETWEEN $1 AND $2 AND type = 'DELEGATION' AND operator_address = $3`, start, end, operator)},
 				{"stakers updated since", func() (int, error) {
 					return db.CountStakers(ctx, store.StakerFilter{UpdatedSince: start})

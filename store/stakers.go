@@ -557,8 +557,30 @@ func (db *DB) CountDelegationEventsByOperators(ctx context.Context, operators []
 func (db *DB) countDelegationEvents(ctx context.Context, owner string, keys []string, f DelegationEventFilter) (map[string]int, error) {
 	var q queryArgs
 	k := q.add(pq.Array(keys))
-	conds := f.conditions(&q)
 	col := delegationEventOwners[owner]
+	if owner == "operator" && f.TxHash == "" && f.Strategy == "" && f.Staker == "" && f.Operator == "" {
+		// Operators' events of a type or all of them are counted by day
+		// (subjects "TYPE operator" and "operator", as in
+		// CountDelegationEvents): the whole days from the kept counts
+		// and the partial ones row by row, each operator in a lateral
+		// subquery. Counting every event of a busy operator's month had
+		// taken 1.3 ms on average in the bench's operator pages.
+		subject := func() string { return "k.key" }
+		if f.Type != "" {
+			subject = func() string { return q.add(f.Type+" ") + " || k.key" }
+		}
+		count := func(from, to time.Time) string {
+			g := f
+			g.Start, g.End = from, to
+			return `SELECT count(*) FROM delegation_events e WHERE e.operator_address = k.key` + and(g.conditions(&q)...)
+		}
+		return db.countByKeyPrepared(ctx, "count delegation events", `
+			SELECT k.key, c.n
+			FROM unnest(`+k+`::text[]) AS k(key)
+			CROSS JOIN LATERAL (SELECT `+dayCountedOf(&q, dayCountedDelegations, subject, f.Start, f.End, count)+` AS n) c
+			WHERE c.n > 0`, q.args...)
+	}
+	conds := f.conditions(&q)
 	return db.countByKeyPrepared(ctx, "count delegation events", `
 		SELECT `+col+` AS key, count(*) AS n
 		FROM delegation_events e
