@@ -583,33 +583,51 @@ type shareSet struct {
 	once sync.Once
 	tvl  *model.Tvl
 
-	// restaked holds the subsets restakedFor made, by their strategies.
+	// restaked holds the subsets restakedFor made, by which of rows
+	// they hold (see restakedFor).
 	mu       sync.Mutex
 	restaked map[string]*shareSet
 }
 
 // restakedFor returns the shares in the given strategies (an operator's
-// restaked strategies for one AVS), made once per set of strategies.
+// restaked strategies for one AVS), made once per subset of the rows. A
+// subset is keyed by which rows it holds, a bit per row, rather than by
+// the strategies asked for: the registrations of an operator that restake
+// the same of its strategies share one subset, and one holding all its
+// rows is the set itself. Keyed by the strategies' addresses, the subsets
+// of the operators' registrations were a tenth of the live heap after the
+// bench's full run (12 MB).
 func (s *shareSet) restakedFor(strategies []string) *shareSet {
 	if s == nil {
 		return nil
 	}
-	key := strings.Join(strategies, ",")
+	held := make([]byte, (len(s.rows)+7)/8)
+	all := true
+	for i, r := range s.rows {
+		if slices.Contains(strategies, r.StrategyAddress) {
+			held[i/8] |= 1 << (i % 8)
+		} else {
+			all = false
+		}
+	}
+	if all {
+		return s
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sub, ok := s.restaked[key]; ok {
+	if sub, ok := s.restaked[string(held)]; ok {
 		return sub
 	}
 	sub := &shareSet{}
-	for _, r := range s.rows {
-		if slices.Contains(strategies, r.StrategyAddress) {
+	for i, r := range s.rows {
+		if held[i/8]&(1<<(i%8)) != 0 {
 			sub.rows = append(sub.rows, r)
 		}
 	}
 	if s.restaked == nil {
 		s.restaked = make(map[string]*shareSet)
 	}
-	s.restaked[key] = sub
+	s.restaked[string(held)] = sub
 	return sub
 }
 
