@@ -477,4 +477,33 @@ func TestEventStakersReadOnlyWhenNeeded(t *testing.T) {
 	if recordStatements != aloneStatements+1 {
 		t.Errorf("%d statements with the stakers' records, %d by address alone; want one more", recordStatements, aloneStatements)
 	}
+
+	// A staker's rewards depend on the operator its record names: the
+	// events' stakers' rewards are those of the stakers read alone.
+	type rewards struct{ NativeApy, AggregateApy float64 }
+	withRewards := query[struct {
+		Operator struct {
+			DelegationEvents struct {
+				Data []struct {
+					Staker struct {
+						Address string
+						Rewards rewards
+					}
+				}
+			}
+		}
+	}](c, `query($o: Address!, $end: String) { operator(address: $o) { delegationEvents(endAt: $end, take: 10) {
+		data { staker { address rewards { nativeApy aggregateApy } } } } } }`, map[string]any{"o": operator, "end": end})
+	native := false
+	for _, e := range withRewards.Operator.DelegationEvents.Data {
+		want := query[struct{ Staker struct{ Rewards rewards } }](c, `query($s: Address!) { staker(address: $s) { rewards { nativeApy aggregateApy } } }`,
+			map[string]any{"s": e.Staker.Address}).Staker.Rewards
+		if e.Staker.Rewards != want {
+			t.Errorf("staker %s: rewards %+v in the events, %+v alone", e.Staker.Address, e.Staker.Rewards, want)
+		}
+		native = native || want.NativeApy != 0
+	}
+	if !native {
+		t.Error("no staker of the events has a native APY: their rewards are not tested")
+	}
 }

@@ -80,8 +80,9 @@ func operatorByAddress(ctx context.Context, address string) (*model.Operator, er
 }
 
 // stakerRecordFields are the fields of Staker read from the staker's own
-// record; the others are its address or read by it.
-var stakerRecordFields = []string{"operatorAddress", "delegatedTo", "createdAtBlock", "createdAt", "updatedAtBlock", "updatedAt"}
+// record or computed with it (rewards: the APYs of the operator it is
+// delegated to); the others are its address or read by it.
+var stakerRecordFields = []string{"operatorAddress", "delegatedTo", "createdAtBlock", "createdAt", "updatedAtBlock", "updatedAt", "rewards"}
 
 // stakerByAddress returns the staker at address; an address never seen is
 // a staker with nothing. When the operation selects no field of a staker
