@@ -265,7 +265,7 @@ func newLoaders(db *store.DB, now time.Time, wait time.Duration, entities *Entit
 	l.avsShares = newEntityLoader(b, entities, "AVS shares", shareSets(db.AVSSharesByAVS))
 	l.operatorShares = newEntityLoader(b, entities, "operator shares", shareSets(db.OperatorSharesByOperators))
 	// A request that shows only the amounts of stakers' shares reads
-	// them without their values, which are most of the statement's cost.
+	// them without their values (see StakerPositionsByStakers).
 	l.stakerShares = newLoader(b, shareSets(func(ctx context.Context, stakers []string) ([]store.StrategyShares, error) {
 		if selectsShareValues(ctx) {
 			return db.StakerSharesByStakers(ctx, stakers)

@@ -69,8 +69,9 @@ func (db *DB) selectContext(ctx context.Context, dest any, query string, args ..
 // columns, in a LATERAL per key, and a feed's page of a time range read
 // in the order of the time index have that plan whatever their arguments
 // and are kept prepared too, as are an AVS's staker pages without a date,
-// an AVS's operator pages, the pages of slashings and the shallow pages of
-// all the stakers. A statement whose plan does depend on them (a page of
+// an AVS's operator pages, the pages of slashings, the shallow pages of
+// all the stakers and the pages of the stakers updated since a date
+// (which start in their address bucket). A statement whose plan does depend on them (a page of
 // a large list filtered by the request, a deep page, an AVS's stakers
 // updated since a date) stays with selectContext. The bench's plan check
 // explains the generic plan of every statement kept prepared.

@@ -96,9 +96,9 @@ func avsStakerCondition(active, holdings, strategies string) string {
 // The AVS's active operators are read in address order from the partial
 // index of active registrations (a subquery the planner keeps whole, which
 // gives their addresses only, so that it needs neither the table nor a
-// sort and stops at the page's last operator), and each one's stakers are read from the staker
-// index in address order, at most skip+take of them and their addresses
-// only. Their nested loop is then already ordered by operator, so the page
+// sort and stops at the page's last operator), and each one's stakers are
+// read from the staker index in address order, at most skip+take of them
+// and their addresses only. Their nested loop is then already ordered by operator, so the page
 // needs only an incremental sort within each operator and stops reading
 // once it has skip+take rows; the page's rows alone are read from the
 // table. On the bench data, a page at skip 900 of an AVS with 75,000
