@@ -55,24 +55,31 @@ type countKey[K comparable] struct {
 // no entity cache it returns count. Only a count read from the database is
 // kept, and only while the version it was read at is the current one.
 func cachedCount[K comparable](l *loaders, relation string, key K, count func(context.Context) (int, error)) func(context.Context) (int, error) {
-	c := l.entities
-	if c == nil {
+	if l.entities == nil {
 		return count
 	}
+	return cachedIn(l.entities, &l.entities.counts, relation, key, count)
+}
+
+// cachedIn returns read answering from table, one of c's tables, the value
+// of relation for key at the current data version. Only a value read from
+// the database is kept, and only while the version it was read at is the
+// current one.
+func cachedIn[K comparable, V any](c *EntityCache, table *countTable[V], relation string, key K, read func(context.Context) (V, error)) func(context.Context) (V, error) {
 	k := countKey[K]{relation: relation, key: key}
-	return func(ctx context.Context) (int, error) {
+	return func(ctx context.Context) (V, error) {
 		version, ok := c.version()
 		if !ok {
-			return count(ctx)
+			return read(ctx)
 		}
-		if n, hit := c.counts.get(version, k); hit {
-			return n, nil
+		if v, hit := table.get(version, k); hit {
+			return v, nil
 		}
-		n, err := count(ctx)
+		v, err := read(ctx)
 		if err == nil {
-			c.counts.store(c, version, k, n)
+			table.store(c, version, k, v)
 		}
-		return n, err
+		return v, err
 	}
 }
 
@@ -134,46 +141,16 @@ func (t *countTable[V]) len() int {
 const DefaultBucketCacheEntries = 1_000
 
 // cachedBuckets returns read answering from the bucket cache of l's entity
-// cache the address bucket counts of relation for key, at the current data
-// version, and reading them at most once for the request: a page and its
-// total both use them. Only counts read from the database are kept, and
-// only while the version they were read at is the current one.
+// cache the address bucket counts of relation for key, as cachedCount does
+// for totals, and reading them at most once for the request: a page and
+// its total both use them.
 func cachedBuckets[K comparable](l *loaders, relation string, key K, read func(context.Context) (store.AddressBuckets, error)) func(context.Context) (store.AddressBuckets, error) {
-	var (
-		mu      sync.Mutex
-		done    bool
-		buckets store.AddressBuckets
-	)
-	c := l.entities
-	k := countKey[K]{relation: relation, key: key}
+	if l.entities != nil {
+		read = cachedIn(l.entities, &l.entities.buckets, relation, key, read)
+	}
+	var once memo[store.AddressBuckets]
 	return func(ctx context.Context) (store.AddressBuckets, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if done {
-			return buckets, nil
-		}
-		var version int64
-		known := false
-		if c != nil {
-			version, known = c.version()
-		}
-		if known {
-			if b, hit := c.buckets.get(version, k); hit {
-				buckets, done = b, true
-				return buckets, nil
-			}
-		}
-		b, err := read(ctx)
-		if err != nil {
-			// A failed read is not kept: a later caller (the total
-			// after the page) tries again.
-			return b, err
-		}
-		if known {
-			c.buckets.store(c, version, k, b)
-		}
-		buckets, done = b, true
-		return buckets, nil
+		return once.get(func() (store.AddressBuckets, error) { return read(ctx) })
 	}
 }
 
