@@ -214,3 +214,49 @@ func waitUntilTrue(t *testing.T, what string, ok func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestServeResponseCacheBytes checks that --response-cache-bytes bounds the
+// response cache: with a bound smaller than any response, the cache keeps
+// only the last one stored, so a response is served from it until another
+// takes its place.
+func TestServeResponseCacheBytes(t *testing.T) {
+	dbURL, db := emptyMainnetDB(t)
+	key, err := db.CreateAPIKey(context.Background(), "cache-bytes-test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := serveOnFreePort(t, dbURL, "--response-cache-bytes", "1")
+	xcache := func(path string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+		req.Header.Set("X-API-Token", key)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, res.StatusCode)
+		}
+		return res.Header.Get("X-Cache")
+	}
+	// The cache reads the data version within a second of starting.
+	for deadline := time.Now().Add(10 * time.Second); xcache("/metrics") != "MISS"; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the response cache did not start")
+		}
+	}
+	if x := xcache("/metrics"); x != "HIT" {
+		t.Errorf("GET /metrics again: X-Cache %q; want HIT (the last response stored stays)", x)
+	}
+	if x := xcache("/metrics/total-stakers"); x != "MISS" {
+		t.Errorf("GET /metrics/total-stakers: X-Cache %q; want MISS", x)
+	}
+	if x := xcache("/metrics"); x != "MISS" {
+		t.Errorf("GET /metrics after another response: X-Cache %q; want MISS (evicted beyond 1 byte)", x)
+	}
+	if r := stakegraph(t, nil, "serve", "--response-cache-bytes", "0"); r.code == 0 || !strings.Contains(r.stderr, "must be positive") {
+		t.Errorf("serve --response-cache-bytes 0: exit %d\n%s", r.code, r.stderr)
+	}
+}

@@ -38,6 +38,8 @@ var serveCommand = command{
 		entities := fs.Bool("entity-cache", envOr(c.getenv, "STAKEGRAPH_ENTITY_CACHE", "true") == "true",
 			"keep the records of the small tables (AVS, operators, strategies, their shares and registrations) in memory until the data version changes (env STAKEGRAPH_ENTITY_CACHE)")
 		var limitErrs []error
+		cacheBytes := intFlag(fs, c, &limitErrs, "response-cache-bytes", "STAKEGRAPH_RESPONSE_CACHE_BYTES", httpcache.DefaultMaxBytes,
+			"memory the response cache may hold, in `bytes` of compressed responses; the least recently used are dropped beyond it (env STAKEGRAPH_RESPONSE_CACHE_BYTES)")
 		requestTimeout := durationFlag(fs, c, &limitErrs, "request-timeout", "STAKEGRAPH_REQUEST_TIMEOUT", server.DefaultRequestTimeout,
 			"`duration` an API request may take; past it its database work is cancelled and it is answered 504 (code gateway_timeout); 0 means no limit (env STAKEGRAPH_REQUEST_TIMEOUT)")
 		statementTimeout := durationFlag(fs, c, &limitErrs, "statement-timeout", "STAKEGRAPH_STATEMENT_TIMEOUT", defaultStatementTimeout,
@@ -84,6 +86,8 @@ var serveCommand = command{
 				return usagef("--statement-timeout must not be negative")
 			case *versionPoll <= 0:
 				return usagef("--version-poll-interval must be positive")
+			case *cacheBytes <= 0:
+				return usagef("--response-cache-bytes must be positive")
 			case *connsPerRequest < 0:
 				return usagef("--db-conns-per-request must not be negative")
 			case *concurrentRequests < 0:
@@ -142,7 +146,7 @@ var serveCommand = command{
 					RequestTimeout:  orNegative(*requestTimeout),
 					ConnsPerRequest: orNegative(*connsPerRequest),
 				},
-				serveDeps(pools, registry, router, apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, entities: *entities, poll: *versionPoll}, gql, server.NewRunQueue(*concurrentRequests), shared, router)),
+				serveDeps(pools, registry, router, apiMounts(ctx, c, pools, registry, cacheOptions{responses: *cache, responseBytes: int64(*cacheBytes), entities: *entities, poll: *versionPoll}, gql, server.NewRunQueue(*concurrentRequests), shared, router)),
 			)
 			return srv.Run(ctx)
 		}
@@ -341,14 +345,16 @@ func intFlag(fs *flag.FlagSet, c *cli, errs *[]error, name, env string, fallback
 // with the response cache full (then 64 MiB), the garbage collector's
 // default pacing let the heap double between collections, to a peak RSS of
 // 281 MiB in the 64-client soak; near this limit it collects sooner
-// instead. With both caches full (32 MiB of responses, about 40 MiB of
-// entity records) the live heap is about 100 MiB on the bench data.
+// instead. With both caches full (16 MiB of responses, about 40 MiB of
+// entity records) the live heap is about 80 MiB on the bench data.
 const serveMemoryLimit = 192 << 20
 
 // cacheOptions say which of serve's in-memory caches are on.
 type cacheOptions struct {
 	// responses: whole API responses (package httpcache).
 	responses bool
+	// responseBytes bounds the response cache's memory.
+	responseBytes int64
 	// entities: the records of the small tables (graph.EntityCache).
 	entities bool
 	// poll is how often the data version is read besides announcements.
@@ -435,6 +441,7 @@ func apiMounts(ctx context.Context, c *cli, pools *servePools, registry *prometh
 			GraphQLMediaType: graph.ResponseMediaType,
 			RequestVersion:   requestVersion,
 			PollInterval:     caches.poll,
+			MaxBytes:         caches.responseBytes,
 		})
 		go cache.Run(ctx)
 		pollCache = cache.Poll
