@@ -91,8 +91,13 @@ func logRequests(logger *slog.Logger) func(http.Handler) http.Handler {
 			case r.URL.Path == "/healthz" || r.URL.Path == "/readyz":
 				level = slog.LevelDebug
 			}
+			if !logger.Enabled(r.Context(), level) {
+				return
+			}
+			// GroupValue takes the attributes as they are; slog.Group
+			// would box each one in an interface first.
 			logger.LogAttrs(r.Context(), level, "request",
-				slog.Group("http",
+				slog.Attr{Key: "http", Value: slog.GroupValue(
 					slog.String("method", r.Method),
 					slog.String("path", r.URL.Path),
 					slog.String("query", redactQuery(r.URL.RawQuery)),
@@ -102,7 +107,7 @@ func logRequests(logger *slog.Logger) func(http.Handler) http.Handler {
 					slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 					slog.String("remote", r.RemoteAddr),
 					slog.String("user_agent", r.UserAgent()),
-				))
+				)})
 		})
 	}
 }
