@@ -6,7 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/graph-gophers/dataloader/v7"
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/stakegraph/stakegraph/store"
@@ -157,7 +156,7 @@ func cachedBuckets[K comparable](l *loaders, relation string, key K, read func(c
 // loadCount returns the count of parent's relation for args through the
 // loader counts, answered from the count cache when it holds it: only the
 // totals the cache misses are batched into a statement.
-func loadCount[A comparable](ctx context.Context, relation string, counts *dataloader.Loader[pageKey[A], int], parent string, args A) func(context.Context) (int, error) {
+func loadCount[A comparable](ctx context.Context, relation string, counts *lazyLoader[pageKey[A], int], parent string, args A) func(context.Context) (int, error) {
 	return cachedCount(loadersFor(ctx), relation, pageKey[A]{Parent: parent, Args: args}, func(ctx context.Context) (int, error) {
 		return loadPage(ctx, counts, parent, args)
 	})

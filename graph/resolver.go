@@ -5,8 +5,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/graph-gophers/dataloader/v7"
-
 	"github.com/stakegraph/stakegraph/graph/model"
 	"github.com/stakegraph/stakegraph/store"
 )
@@ -16,7 +14,7 @@ import (
 type Resolver struct{}
 
 // loadPage loads the value of a paged relation of parent with args.
-func loadPage[A comparable, V any](ctx context.Context, l *dataloader.Loader[pageKey[A], V], parent string, args A) (V, error) {
+func loadPage[A comparable, V any](ctx context.Context, l *lazyLoader[pageKey[A], V], parent string, args A) (V, error) {
 	return l.Load(ctx, pageKey[A]{Parent: parent, Args: args})()
 }
 
@@ -225,8 +223,8 @@ func eventArgsFrom(ctx context.Context, txHash *string, typeArg *model.Delegatio
 // staker or an operator) through the given loaders; relation names the
 // counts in the count cache.
 func delegationEventPage(ctx context.Context, relation, owner string, args eventArgs,
-	events *dataloader.Loader[pageKey[eventArgs], []store.DelegationEvent],
-	counts *dataloader.Loader[pageKey[store.DelegationEventFilter], int],
+	events *lazyLoader[pageKey[eventArgs], []store.DelegationEvent],
+	counts *lazyLoader[pageKey[store.DelegationEventFilter], int],
 ) (*model.DelegationEventPage, error) {
 	rows, err := loadPage(ctx, events, owner, args)
 	if err != nil {
@@ -259,8 +257,8 @@ func operatorSetByRef(ctx context.Context, avs string, id int) (*model.OperatorS
 // operator set's key or an operator's address) through the given loaders;
 // relation names the counts in the count cache.
 func memberPage(ctx context.Context, relation, parent string, args memberArgs,
-	members *dataloader.Loader[pageKey[memberArgs], []store.OperatorSetMember],
-	counts *dataloader.Loader[pageKey[store.RegistrationStatus], int],
+	members *lazyLoader[pageKey[memberArgs], []store.OperatorSetMember],
+	counts *lazyLoader[pageKey[store.RegistrationStatus], int],
 ) (*model.OperatorSetMemberPage, error) {
 	rows, err := loadPage(ctx, members, parent, args)
 	if err != nil {
@@ -276,8 +274,8 @@ func memberPage(ctx context.Context, relation, parent string, args memberArgs,
 // address or an operator set's key) through the given loaders; relation
 // names the counts in the count cache.
 func slashingPage(ctx context.Context, relation, parent string, page store.Page,
-	slashings *dataloader.Loader[pageKey[store.Page], []store.Slashing],
-	counts *dataloader.Loader[pageKey[struct{}], int],
+	slashings *lazyLoader[pageKey[store.Page], []store.Slashing],
+	counts *lazyLoader[pageKey[struct{}], int],
 ) (*model.SlashingPage, error) {
 	rows, err := loadPage(ctx, slashings, parent, page)
 	if err != nil {
