@@ -156,11 +156,16 @@ func write(w http.ResponseWriter, r *http.Request, status int, body []byte) {
 		w.WriteHeader(status)
 		return
 	}
-	body = append(body, '\n')
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	// The newline is written apart: appending it would copy a body
+	// without spare capacity.
+	h.Set("Content-Length", strconv.Itoa(len(body)+1))
 	w.WriteHeader(status)
 	if r.Method == http.MethodHead {
 		return
 	}
-	_, _ = w.Write(body)
+	if _, err := w.Write(body); err == nil {
+		_, _ = w.Write(newline)
+	}
 }
+
+var newline = []byte{'\n'}
