@@ -165,13 +165,66 @@ func (e *Executor) runCompiled(ctx context.Context, op *preparedOperation, vars 
 	ctx = graphql.WithOperationContext(ctx, opCtx)
 	ctx = graphql.WithResponseContext(ctx, graphql.DefaultErrorPresenter, opCtx.RecoverFunc)
 	ec := newExecutionContext(opCtx, e.schema, nil)
-	var buf bytes.Buffer
-	buf.Grow(4096)
-	ok := runRecovered(ctx, ec, op, &buf) && len(graphql.GetErrors(ctx)) == 0
+	buf := outputBuffer(ctx)
+	ok := runRecovered(ctx, ec, op, buf) && len(graphql.GetErrors(ctx)) == 0
 	if !countRun(ok, &fastPathRuns.compiledAnswered, &fastPathRuns.compiledDeclined) {
 		return nil, false
 	}
 	return buf.Bytes(), true
+}
+
+// outputBuffers are the buffers a compiled operation writes its data into
+// when its context lends them (WithOutputBuffers).
+var outputBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledOutput is the largest output buffer kept for reuse.
+const maxPooledOutput = 512 << 10
+
+// lentBuffers are the output buffers lent to the operations of one
+// request, returned to outputBuffers together when it is done.
+type lentBuffers struct {
+	mu   sync.Mutex
+	lent []*bytes.Buffer
+}
+
+type lentBuffersKey struct{}
+
+// WithOutputBuffers returns ctx, through which Execute writes the data of
+// compiled operations into pooled buffers, and the function that returns
+// them to the pool. Call it once the data that Execute returned through
+// ctx, and every slice of it, is no longer used: it then aliases memory
+// that later requests write over. Without it, each operation's data has a
+// buffer of its own, grown by doubling, which was a fifth of the bytes a
+// REST route allocated per response-cache miss.
+func WithOutputBuffers(ctx context.Context) (context.Context, func()) {
+	lb := &lentBuffers{}
+	return context.WithValue(ctx, lentBuffersKey{}, lb), func() {
+		lb.mu.Lock()
+		defer lb.mu.Unlock()
+		for _, b := range lb.lent {
+			if b.Cap() <= maxPooledOutput {
+				b.Reset()
+				outputBuffers.Put(b)
+			}
+		}
+		lb.lent = nil
+	}
+}
+
+// outputBuffer returns an empty buffer for a compiled operation's data:
+// from the pool when ctx lends buffers, else a new one.
+func outputBuffer(ctx context.Context) *bytes.Buffer {
+	lb, _ := ctx.Value(lentBuffersKey{}).(*lentBuffers)
+	if lb == nil {
+		b := new(bytes.Buffer)
+		b.Grow(4096)
+		return b
+	}
+	b := outputBuffers.Get().(*bytes.Buffer)
+	lb.mu.Lock()
+	lb.lent = append(lb.lent, b)
+	lb.mu.Unlock()
+	return b
 }
 
 // errDeclinedPanic is the error a panic becomes in a compiled operation or

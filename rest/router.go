@@ -24,6 +24,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/klauspost/compress/gzip"
 
+	"github.com/stakegraph/stakegraph/graph"
 	"github.com/stakegraph/stakegraph/internal/cors"
 	"github.com/stakegraph/stakegraph/internal/derrors"
 	"github.com/stakegraph/stakegraph/internal/respond"
@@ -85,6 +86,7 @@ func NewHandler(cfg Config) http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(cfg.Authenticate)
+		r.Use(lendOutputBuffers)
 		r.Get("/avs", h.avsList)
 		r.Get("/avs/addresses", h.avsAddresses)
 		r.Get("/avs/{address}", h.avsDetail)
@@ -206,4 +208,15 @@ var openAPIDocument []byte
 // openAPI serves the OpenAPI 3 document describing exactly these routes.
 func openAPI(w http.ResponseWriter, r *http.Request) {
 	respond.JSON(w, r, http.StatusOK, json.RawMessage(openAPIDocument))
+}
+
+// lendOutputBuffers lets the operations a route runs write their data into
+// pooled buffers (graph.WithOutputBuffers), returned when the route has
+// written its response.
+func lendOutputBuffers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, release := graph.WithOutputBuffers(r.Context())
+		defer release()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
