@@ -82,7 +82,7 @@ func (db *DB) ListAVS(ctx context.Context, f AVSFilter, s Sort, p Page) ([]AVS, 
 	if err != nil {
 		return nil, err
 	}
-	var out []AVS
+	out := make([]AVS, 0, rowsFor(p.Take))
 	if err := db.selectContext(ctx, &out, `
 		SELECT `+avsColumns+`
 		FROM avs a

@@ -24,7 +24,7 @@ func (db *DB) ListDelegationEvents(ctx context.Context, f DelegationEventFilter,
 	}
 	var q queryArgs
 	conds := f.conditions(&q)
-	var out []DelegationEvent
+	out := make([]DelegationEvent, 0, rowsFor(p.Take))
 	if err := db.selectPrepared(ctx, &out, `
 		SELECT e.tx_hash, e.block_number, e.log_index, e.block_time, e.type::text AS type,
 		       e.staker_address, e.operator_address, e.strategy_address, e.shares::text AS shares,
@@ -162,7 +162,7 @@ func (db *DB) ListDeposits(ctx context.Context, f DepositFilter, p Page) ([]Depo
 	if with != "" || f.Start.IsZero() {
 		run = db.selectContext
 	}
-	var out []Deposit
+	out := make([]Deposit, 0, rowsFor(p.Take))
 	if err := run(ctx, &out, with+`
 		SELECT d.tx_hash, d.block_number, d.log_index, d.block_time, d.staker_address,
 		       COALESCE(d.token_address, s.underlying_token) AS token_address,
@@ -319,7 +319,7 @@ func (db *DB) ListWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter,
 		}
 		union += "\n\t\t\t(" + b + ")"
 	}
-	var out []WithdrawalEvent
+	out := make([]WithdrawalEvent, 0, rowsFor(p.Take))
 	if err := db.selectPrepared(ctx, &out, `
 		SELECT x.type, w.tx_hash, x.block_number, x.log_index, x.block_time,
 		       w.withdrawal_root, w.nonce::text AS nonce, w.staker_address, w.delegated_to,
@@ -438,7 +438,7 @@ func (db *DB) ListRewardsEvents(ctx context.Context, f RewardsEventFilter, p Pag
 	}
 	var q queryArgs
 	conds := f.conditions(&q)
-	var out []RewardsEvent
+	out := make([]RewardsEvent, 0, rowsFor(p.Take))
 	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+rewardsSubmissionColumns+`,
 		       COALESCE(token_eth(r.amount, t.decimals, t.eth_price)::text, '') AS eth_value,
@@ -527,7 +527,7 @@ func (db *DB) ListRegistrationEvents(ctx context.Context, f RegistrationEventFil
 	}
 	var q queryArgs
 	conds := f.conditions(&q)
-	var out []RegistrationEvent
+	out := make([]RegistrationEvent, 0, rowsFor(p.Take))
 	if err := db.selectPrepared(ctx, &out, `
 		SELECT e.tx_hash, e.block_number, e.log_index, e.block_time, e.operator_address, e.avs_address, e.registered
 		FROM registration_events e

@@ -68,7 +68,7 @@ func (db *DB) ListOperatorAddresses(ctx context.Context, f OperatorFilter, s Sor
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	out := make([]string, 0, rowsFor(p.Take))
 	if err := db.selectContext(ctx, &out, `
 		SELECT o.address
 		FROM operators o

@@ -115,7 +115,7 @@ func (db *DB) ListOperatorSets(ctx context.Context, f OperatorSetFilter, p Page)
 	}
 	var q queryArgs
 	conds := f.conditions(&q)
-	var out []OperatorSet
+	out := make([]OperatorSet, 0, rowsFor(p.Take))
 	if err := db.selectContext(ctx, &out, `
 		SELECT `+operatorSetColumns+`
 		FROM operator_sets s

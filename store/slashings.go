@@ -131,7 +131,7 @@ func (db *DB) ListSlashings(ctx context.Context, f SlashingFilter, p Page) ([]Sl
 	// and a page of slashings, newest first, is read the same way
 	// whatever the arguments: there are few slashings, and each filter
 	// has an index.
-	var out []Slashing
+	out := make([]Slashing, 0, rowsFor(p.Take))
 	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+slashingColumns+`
 		FROM (
