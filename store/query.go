@@ -95,8 +95,13 @@ func (s TextSearch) condition(q *queryArgs, nameColumn, addressColumn string) (s
 // escapeLike escapes the LIKE wildcards and the escape character itself, so
 // that user text matches literally.
 func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+	return likeEscaper.Replace(s)
 }
+
+// likeEscaper is escapeLike's replacer, built once: building one is a
+// few hundred bytes of tables, which made escapeLike 1% of the server's
+// allocations in a bench run.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // SortKey names what a list can be sorted by. Each list accepts a subset;
 // the empty key is the list's default order.
