@@ -8,6 +8,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/stakegraph/stakegraph/graph/model"
+	"github.com/stakegraph/stakegraph/store"
 )
 
 // stakerShareFields are the fields of Staker resolved from the staker's
@@ -111,4 +112,24 @@ func selectsShareValues(ctx context.Context) bool {
 		}
 		return false
 	}, true)
+}
+
+// primeWithdrawalShares gives the withdrawal share loader the shares of
+// withdrawals just read (store.Withdrawal.ShareRows), when the operation
+// shows only the amounts of shares: a page of withdrawals then costs no
+// statement for its shares, which was the most frequent statement of
+// GET /withdrawals. An operation that selects share values reads them
+// through the loader as before.
+func primeWithdrawalShares(ctx context.Context, withdrawals ...*store.Withdrawal) {
+	if len(withdrawals) == 0 || selectsShareValues(ctx) {
+		return
+	}
+	shares := loadersFor(ctx).withdrawalShares
+	for _, w := range withdrawals {
+		var set *shareSet
+		if rows := w.ShareRows(); len(rows) > 0 {
+			set = &shareSet{rows: rows}
+		}
+		shares.Prime(ctx, w.WithdrawalRoot, set)
+	}
 }

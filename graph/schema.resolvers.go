@@ -732,6 +732,11 @@ func (r *queryResolver) Withdrawals(ctx context.Context, stakerAddress *string, 
 	if err != nil {
 		return nil, err
 	}
+	withdrawals := make([]*store.Withdrawal, len(rows))
+	for i := range rows {
+		withdrawals[i] = &rows[i]
+	}
+	primeWithdrawalShares(ctx, withdrawals...)
 	data, err := mapListErr(rows, func(w store.Withdrawal) (*model.Withdrawal, error) { return withdrawalFromStore(&w) })
 	if err != nil {
 		return nil, err
@@ -752,6 +757,7 @@ func (r *queryResolver) Withdrawal(ctx context.Context, withdrawalRoot string) (
 	if err != nil || w == nil {
 		return nil, err
 	}
+	primeWithdrawalShares(ctx, w)
 	return withdrawalFromStore(w)
 }
 
@@ -1144,6 +1150,11 @@ func (r *stakerResolver) Withdrawals(ctx context.Context, obj *model.Staker, sta
 	if err != nil {
 		return nil, err
 	}
+	withdrawals := make([]*store.Withdrawal, len(rows))
+	for i := range rows {
+		withdrawals[i] = &rows[i].Withdrawal
+	}
+	primeWithdrawalShares(ctx, withdrawals...)
 	data, err := mapListErr(rows, func(w store.StakerWithdrawal) (*model.Withdrawal, error) { return withdrawalFromStore(&w.Withdrawal) })
 	if err != nil {
 		return nil, err

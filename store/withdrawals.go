@@ -27,6 +27,25 @@ type Withdrawal struct {
 	UpdatedAt         time.Time `db:"updated_at"`
 	IsCompleted       bool      `db:"is_completed"`
 	IsWithdrawable    bool      `db:"is_withdrawable"`
+	// Strategies and ShareAmounts are the strategies the withdrawal was
+	// queued in and the shares queued in each, in the withdrawal's order
+	// (see ShareRows).
+	Strategies   pq.StringArray `db:"strategies"`
+	ShareAmounts pq.StringArray `db:"share_amounts"`
+}
+
+// ShareRows returns the withdrawal's shares as WithdrawalSharesByRoots
+// gives them, without their values (symbol, kind, underlying and ETH
+// value): one row per strategy, in the withdrawal's order.
+func (w *Withdrawal) ShareRows() []StrategyShares {
+	if len(w.Strategies) == 0 {
+		return nil
+	}
+	out := make([]StrategyShares, len(w.Strategies))
+	for i, strategy := range w.Strategies {
+		out[i] = StrategyShares{Owner: w.WithdrawalRoot, StrategyAddress: strategy, Shares: w.ShareAmounts[i]}
+	}
+	return out
 }
 
 // withdrawalColumns selects a Withdrawal from withdrawals w and the
@@ -36,7 +55,8 @@ const withdrawalColumns = `
 	w.withdrawer_address, w.start_block, w.created_at_block, w.created_at,
 	w.updated_at_block, w.updated_at, w.is_completed,
 	COALESCE(NOT w.is_completed
-	         AND w.created_at_block + st.min_withdrawal_delay_blocks <= st.head_block, false) AS is_withdrawable`
+	         AND w.created_at_block + st.min_withdrawal_delay_blocks <= st.head_block, false) AS is_withdrawable,
+	w.strategies::text[] AS strategies, w.shares::text[] AS share_amounts`
 
 // WithdrawalStatus is a withdrawal state filter of the REST contract.
 type WithdrawalStatus string
