@@ -512,8 +512,8 @@ func newBatchedLoader[V any](b batching, fetch func(ctx context.Context, keys []
 const batchInputCapacity = 128
 
 // lazyLoader is a dataloader made on its first use. A request uses a few
-// of its several dozen loaders; making every one of them up front was a
-// tenth of the server's allocations in a bench run.
+// of its several dozen loaders; making every one of them up front was 6%
+// of the bytes a REST route allocated per response-cache miss.
 type lazyLoader[K comparable, V any] struct {
 	once   sync.Once
 	build  func() *dataloader.Loader[K, V]
