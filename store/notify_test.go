@@ -62,11 +62,22 @@ func TestListenVersions(t *testing.T) {
 			}
 		}
 	}
+	// The announcements of the bumps made while LISTEN was taking effect
+	// may still be on their way: wait for that of the latest bump (the
+	// callback queues the channel before the version) before going on.
+	latest, err := db.DataVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := int64(-1); v != latest; {
+		select {
+		case v = <-versions:
+		case <-time.After(time.Minute):
+			t.Fatalf("the latest data version %d was not announced within a minute", latest)
+		}
+	}
 	for len(got) > 0 {
 		<-got
-	}
-	for len(versions) > 0 {
-		<-versions
 	}
 
 	bump()
