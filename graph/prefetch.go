@@ -46,7 +46,16 @@ func operationSelects(ctx context.Context, object string, fields []string) bool 
 // that @skip or @include leaves out for the operation's variables is not
 // selected. The operation was validated and its variables coerced; were a
 // directive's condition not a Boolean, the answer would be unknown.
-func operationSelectsAny(ctx context.Context, match func(object, field string) bool, unknown bool) (selected bool) {
+func operationSelectsAny(ctx context.Context, match func(object, field string) bool, unknown bool) bool {
+	return inOperation(ctx, unknown, func(set ast.SelectionSet, vars map[string]any) bool {
+		return selects(set, vars, match)
+	})
+}
+
+// inOperation returns what check says of the selection set and variables
+// of the operation of ctx, or unknown when ctx has no operation or check
+// panics (a directive's condition that is not a Boolean).
+func inOperation(ctx context.Context, unknown bool, check func(set ast.SelectionSet, vars map[string]any) bool) (answer bool) {
 	if !graphql.HasOperationContext(ctx) {
 		return unknown
 	}
@@ -56,10 +65,10 @@ func operationSelectsAny(ctx context.Context, match func(object, field string) b
 	}
 	defer func() {
 		if recover() != nil {
-			selected = unknown
+			answer = unknown
 		}
 	}()
-	return selects(oc.Operation.SelectionSet, oc.Variables, match)
+	return check(oc.Operation.SelectionSet, oc.Variables)
 }
 
 // selects is operationSelectsAny within one selection set. A validated
@@ -114,14 +123,57 @@ func selectsShareValues(ctx context.Context) bool {
 	}, true)
 }
 
+// selectsWithdrawalShareValues reports whether the operation of ctx may
+// need the values of withdrawals' shares: whether any selection of
+// Withdrawal.shares selects a field of StrategyShares other than the
+// amounts; without an operation, it may. The shares of other owners, such
+// as a staker's, come through other loaders and do not count.
+func selectsWithdrawalShareValues(ctx context.Context) bool {
+	values := func(object, field string) bool {
+		return object == "StrategyShares" && !slices.Contains(shareAmountFields, field)
+	}
+	return inOperation(ctx, true, func(set ast.SelectionSet, vars map[string]any) bool {
+		return selectsWithin(set, vars, "Withdrawal", "shares", values)
+	})
+}
+
+// selectsWithin reports whether, in set, a selection of field of object
+// (included for vars) selects a field for which match is true (see
+// selects).
+func selectsWithin(set ast.SelectionSet, vars map[string]any, object, field string, match func(object, field string) bool) bool {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if !directivesInclude(s.Directives, vars) {
+				continue
+			}
+			if s.ObjectDefinition != nil && s.ObjectDefinition.Name == object && s.Name == field && selects(s.SelectionSet, vars, match) {
+				return true
+			}
+			if selectsWithin(s.SelectionSet, vars, object, field, match) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if directivesInclude(s.Directives, vars) && selectsWithin(s.SelectionSet, vars, object, field, match) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if directivesInclude(s.Directives, vars) && s.Definition != nil && selectsWithin(s.Definition.SelectionSet, vars, object, field, match) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // primeWithdrawalShares gives the withdrawal share loader the shares of
 // withdrawals just read (store.Withdrawal.ShareRows), when the operation
-// shows only the amounts of shares: a page of withdrawals then costs no
-// statement for its shares, which was the most frequent statement of
-// GET /withdrawals. An operation that selects share values reads them
-// through the loader as before.
+// shows only the amounts of withdrawals' shares: a page of withdrawals
+// then costs no statement for its shares, which was the most frequent
+// statement of GET /withdrawals. An operation that selects their values
+// reads them through the loader as before.
 func primeWithdrawalShares(ctx context.Context, withdrawals ...*store.Withdrawal) {
-	if len(withdrawals) == 0 || selectsShareValues(ctx) {
+	if len(withdrawals) == 0 || selectsWithdrawalShareValues(ctx) {
 		return
 	}
 	shares := loadersFor(ctx).withdrawalShares

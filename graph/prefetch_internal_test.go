@@ -78,3 +78,34 @@ func operationContext(t *testing.T, query string, vars map[string]any) context.C
 	}
 	return graphql.WithOperationContext(context.Background(), &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0], Variables: vars})
 }
+
+// TestSelectsWithdrawalShareValues checks which operations read the shares
+// of withdrawals with their values: those in which a selection of
+// Withdrawal.shares, directly or through fragments and for the variables,
+// selects a field other than the amounts and the strategy, whatever the
+// shares of other owners select, and those whose selection cannot be read.
+func TestSelectsWithdrawalShareValues(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		vars  map[string]any
+		want  bool
+	}{
+		{`{ withdrawals { data { shares { strategyAddress shares strategy { symbol } } } } }`, nil, false},
+		{`{ withdrawals { data { shares { ethValue } } } }`, nil, true},
+		{`{ withdrawals { data { shares { shares } } } stakers { data { shares { ethValue } tvl { tvl } } } }`, nil, false},
+		{`{ stakers { data { withdrawals { data { shares { underlyingValue } } } } } }`, nil, true},
+		{`{ withdrawals { data { shares { shares } } } w: withdrawals { data { ...W } } } fragment W on Withdrawal { shares { ethValue } }`, nil, true},
+		{`query($v: Boolean!) { withdrawals { data { shares { shares ethValue @include(if: $v) } } } }`, map[string]any{"v": false}, false},
+		{`query($v: Boolean!) { withdrawals { data { shares { shares ethValue @include(if: $v) } } } }`, map[string]any{"v": true}, true},
+		{`query($v: Boolean!) { withdrawals { data { ... @skip(if: $v) { shares { ethValue } } } } }`, map[string]any{"v": true}, false},
+		// Variables not coerced (no Boolean): unknown, so the values.
+		{`query($v: Boolean!) { withdrawals { data { shares { shares ethValue @include(if: $v) } } } }`, nil, true},
+	} {
+		if got := selectsWithdrawalShareValues(operationContext(t, tc.query, tc.vars)); got != tc.want {
+			t.Errorf("%s %v: selectsWithdrawalShareValues = %v, want %v", tc.query, tc.vars, got, tc.want)
+		}
+	}
+	if !selectsWithdrawalShareValues(context.Background()) {
+		t.Error("selectsWithdrawalShareValues without an operation = false")
+	}
+}
