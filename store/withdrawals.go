@@ -36,7 +36,8 @@ type Withdrawal struct {
 
 // ShareRows returns the withdrawal's shares as WithdrawalSharesByRoots
 // gives them, without their values (symbol, kind, underlying and ETH
-// value): one row per strategy, in the withdrawal's order.
+// value): one row per strategy, in the withdrawal's order. The table's
+// CHECK constraints keep the two arrays of one length.
 func (w *Withdrawal) ShareRows() []StrategyShares {
 	if len(w.Strategies) == 0 {
 		return nil
