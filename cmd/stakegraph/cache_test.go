@@ -228,18 +228,11 @@ func TestServeResponseCacheBytes(t *testing.T) {
 	base := serveOnFreePort(t, dbURL, "--response-cache-bytes", "1")
 	xcache := func(path string) string {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, base+path, nil)
-		req.Header.Set("X-API-Token", key)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		status, header, body := getWithKey(t, base+path, key)
+		if status != http.StatusOK {
+			t.Fatalf("GET %s: %d %.200s", path, status, body)
 		}
-		io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %d", path, res.StatusCode)
-		}
-		return res.Header.Get("X-Cache")
+		return header.Get("X-Cache")
 	}
 	// The cache reads the data version within a second of starting.
 	for deadline := time.Now().Add(10 * time.Second); xcache("/metrics") != "MISS"; time.Sleep(50 * time.Millisecond) {
