@@ -99,6 +99,9 @@ type loaders struct {
 	// stakerRecords is whether the operation selects a field of a staker
 	// read from its record (see stakerByAddress).
 	stakerRecords memo[bool]
+	// withdrawalShareValues is whether the operation selects values of
+	// withdrawals' shares (see primeWithdrawalShares).
+	withdrawalShareValues memo[bool]
 
 	// countDays reads the daily counts (see countPoints).
 	countDays func(ctx context.Context) ([]store.CountDay, error)

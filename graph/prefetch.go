@@ -173,10 +173,15 @@ func selectsWithin(set ast.SelectionSet, vars map[string]any, object, field stri
 // statement of GET /withdrawals. An operation that selects their values
 // reads them through the loader as before.
 func primeWithdrawalShares(ctx context.Context, withdrawals ...*store.Withdrawal) {
-	if len(withdrawals) == 0 || selectsWithdrawalShareValues(ctx) {
+	if len(withdrawals) == 0 {
 		return
 	}
-	shares := loadersFor(ctx).withdrawalShares
+	l := loadersFor(ctx)
+	// A page of stakers asks once per staker: the operation is walked once.
+	if values, _ := l.withdrawalShareValues.get(func() (bool, error) { return selectsWithdrawalShareValues(ctx), nil }); values {
+		return
+	}
+	shares := l.withdrawalShares
 	for _, w := range withdrawals {
 		var set *shareSet
 		if rows := w.ShareRows(); len(rows) > 0 {
