@@ -13,26 +13,57 @@ import (
 // and denominator by their greatest common divisor on every parse and
 // every addition, which was an eighth of the server's time on a page of
 // stakers with their TVL.
+//
+// A sum of one number, which most of a staker's sums are (its one beacon
+// chain position, or each strategy's value), keeps that number's text
+// instead, and its float64 is the text's: strconv.ParseFloat rounds the
+// exact decimal as Float64 does, without the big arithmetic, which had
+// taken two fifths of the time and more than half of the allocations of
+// the TVLs of a page of stakers.
 type DecimalSum struct {
 	units big.Int
 	scale int
+	// text is the sum's only term while there is one (units is then 0),
+	// and "" otherwise.
+	text string
 }
 
 // AddText adds the decimal text s: an optional sign, digits and an
 // optional fraction, as PostgreSQL writes a numeric. Malformed text
 // (which the database does not produce) counts as 0.
 func (d *DecimalSum) AddText(s string) {
-	var x big.Int
-	if scale, ok := parseDecimal(&x, s); ok {
-		d.add(&x, scale)
+	if !isDecimal(s) {
+		return
 	}
+	if d.text == "" && d.units.Sign() == 0 {
+		d.text = s
+		return
+	}
+	d.spell()
+	var x big.Int
+	scale, _ := parseDecimal(&x, s)
+	d.add(&x, scale)
 }
 
 // Add adds e to d; e is not changed.
 func (d *DecimalSum) Add(e *DecimalSum) {
+	if e.text != "" {
+		d.AddText(e.text)
+		return
+	}
+	d.spell()
 	var x big.Int
 	x.Set(&e.units)
 	d.add(&x, e.scale)
+}
+
+// spell turns a sum kept as the text of its only term into units.
+func (d *DecimalSum) spell() {
+	if d.text == "" {
+		return
+	}
+	d.scale, _ = parseDecimal(&d.units, d.text)
+	d.text = ""
 }
 
 // add adds x units of 10^-scale to d, using x as scratch space.
@@ -49,8 +80,15 @@ func (d *DecimalSum) add(x *big.Int, scale int) {
 
 // Float64 returns the float64 nearest the sum (ties to even), as
 // big.Rat's Float64 does for the same number: strconv.ParseFloat rounds
-// the exact decimal correctly.
+// the exact decimal correctly. A zero sum is +0.
 func (d *DecimalSum) Float64() float64 {
+	if d.text != "" {
+		f, _ := strconv.ParseFloat(d.text, 64) // ±Inf beyond float64's range
+		if f == 0 {
+			return 0 // not -0
+		}
+		return f
+	}
 	if d.units.Sign() == 0 {
 		return 0
 	}
@@ -62,6 +100,25 @@ func (d *DecimalSum) Float64() float64 {
 	}
 	f, _ := strconv.ParseFloat(string(b), 64) // ±Inf beyond float64's range
 	return f
+}
+
+// isDecimal reports whether s is decimal text as parseDecimal reads it:
+// an optional sign, then digits with at most one point, which is not
+// first, and at least one digit.
+func isDecimal(s string) bool {
+	digits, point := false, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits = true
+		case c == '.' && !point && i > 0:
+			point = true
+		case (c == '-' || c == '+') && i == 0:
+		default:
+			return false
+		}
+	}
+	return digits
 }
 
 // parseDecimal sets x to the digits of decimal text s without its point

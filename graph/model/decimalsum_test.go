@@ -35,7 +35,7 @@ func TestDecimalSumIsBigRatSum(t *testing.T) {
 		var sum DecimalSum
 		var want big.Rat
 		var texts []string
-		for range 1 + r.IntN(5) {
+		next := func() string {
 			text := decimal()
 			texts = append(texts, text)
 			x, ok := new(big.Rat).SetString(text)
@@ -43,12 +43,23 @@ func TestDecimalSumIsBigRatSum(t *testing.T) {
 				t.Fatalf("big.Rat rejects %q", text)
 			}
 			want.Add(&want, x)
-			if r.IntN(2) == 0 {
-				sum.AddText(text)
-			} else {
+			return text
+		}
+		// Sums of one term keep its text: terms are added as text, as
+		// sums of one term and as sums of two.
+		for range 1 + r.IntN(5) {
+			switch r.IntN(3) {
+			case 0:
+				sum.AddText(next())
+			case 1:
 				var one DecimalSum
-				one.AddText(text)
+				one.AddText(next())
 				sum.Add(&one)
+			default:
+				var two DecimalSum
+				two.AddText(next())
+				two.AddText(next())
+				sum.Add(&two)
 			}
 		}
 		w, _ := want.Float64()
