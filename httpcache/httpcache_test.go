@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -607,9 +608,61 @@ func TestHasGraphQLErrors(t *testing.T) {
 		`[]`:              true,
 		`{"data":{"a":1}`: true,
 		"{\"data\":{\"a\":[1,2,{\"b\":\"}\"}]},\"x\":true}": false,
+		" {\"data\" : {\"a\":\"\\\\\"}\n,\t\"errors\":[]}":  true,
+		`{"data":{"a":"errors","errors":1}}`:                false,
+		`{"data":[}}`:                                       true,
+		`{"data":{]}`:                                       true,
+		`{"data":1}}`:                                       true,
+		`{"data":1} x`:                                      true,
+		`{"data":"unterminated}`:                            true,
+		`{"data":1} `:                                       false,
+		`{"data":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`:             false,
+		`{"data":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `,"errors":[]}`: true,
 	} {
 		if got := hasGraphQLErrors([]byte(body)); got != want {
 			t.Errorf("hasGraphQLErrors(%s) = %v; want %v", body, got, want)
+		}
+	}
+}
+
+// TestHasGraphQLErrorsIsDecoded checks the structural scan against
+// encoding/json's decoder on random JSON objects, with members named
+// errors at every depth and strings holding brackets, quotes and escapes.
+func TestHasGraphQLErrorsIsDecoded(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	names := []string{"data", "errors", "extensions", "a", `x"y`, "{", "]"}
+	var value func(depth int) any
+	value = func(depth int) any {
+		switch n := r.IntN(6); {
+		case depth > 5 || n == 0:
+			return names[r.IntN(len(names))] + "\\}\n"
+		case n == 1:
+			return r.Float64()
+		case n == 2:
+			list := make([]any, r.IntN(4))
+			for i := range list {
+				list[i] = value(depth + 1)
+			}
+			return list
+		default:
+			m := map[string]any{}
+			for range r.IntN(4) {
+				m[names[r.IntN(len(names))]] = value(depth + 1)
+			}
+			return m
+		}
+	}
+	for range 5000 {
+		top := map[string]any{}
+		for range r.IntN(4) {
+			top[names[r.IntN(len(names))]] = value(1)
+		}
+		body, err := json.MarshalIndent(top, "", strings.Repeat(" ", r.IntN(2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := hasGraphQLErrors(body), hasGraphQLErrorsDecoded(body); got != want {
+			t.Fatalf("hasGraphQLErrors(%s) = %v; encoding/json says %v", body, got, want)
 		}
 	}
 }
