@@ -139,6 +139,26 @@ func (t *countTable[V]) len() int {
 // only a few.
 const DefaultBucketCacheEntries = 1_000
 
+// DefaultWithdrawalBucketCacheEntries bounds the withdrawal lists whose
+// creation block bucket counts an EntityCache keeps: a list's are a few
+// hundred buckets (under 10 KB on the bench data), read for its deep pages,
+// of the whole list, an operator's or a strategy's, by status.
+const DefaultWithdrawalBucketCacheEntries = 256
+
+// cachedWithdrawalBuckets returns read answering from the withdrawal
+// bucket cache of l's entity cache the block bucket counts of the
+// withdrawal list of a filter, as cachedBuckets does for address buckets.
+func cachedWithdrawalBuckets(l *loaders, read func(context.Context, store.WithdrawalFilter) (store.WithdrawalBuckets, error)) func(context.Context, store.WithdrawalFilter) (store.WithdrawalBuckets, error) {
+	if l.entities == nil {
+		return read
+	}
+	return func(ctx context.Context, f store.WithdrawalFilter) (store.WithdrawalBuckets, error) {
+		return cachedIn(l.entities, &l.entities.withdrawalBuckets, "withdrawal buckets", f, func(ctx context.Context) (store.WithdrawalBuckets, error) {
+			return read(ctx, f)
+		})(ctx)
+	}
+}
+
 // cachedBuckets returns read answering from the bucket cache of l's entity
 // cache the address bucket counts of relation for key, as cachedCount does
 // for totals, and reading them at most once for the request: a page and

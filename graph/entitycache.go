@@ -38,10 +38,12 @@ type EntityCache struct {
 	tables map[string]entityStore
 
 	// counts holds the totals of paged lists, bounded apart from the
-	// records, and buckets the counts by address bucket of the lists
-	// that start a page in its bucket.
-	counts  countTable[int]
-	buckets countTable[store.AddressBuckets]
+	// records, buckets the counts by address bucket of the lists that
+	// start a page in its bucket, and withdrawalBuckets the creation block
+	// bucket counts of the withdrawal lists' deep pages.
+	counts            countTable[int]
+	buckets           countTable[store.AddressBuckets]
+	withdrawalBuckets countTable[store.WithdrawalBuckets]
 }
 
 // entityStore is a table of one relation as the cache sees it, whatever
@@ -90,17 +92,19 @@ const DefaultEntityCacheEntries = 200_000
 // at most maxEntries values (DefaultEntityCacheEntries when 0 or less); when
 // it is full, it starts again empty. Apart from them, it holds the totals of
 // up to DefaultCountCacheEntries filters of paged lists and the address
-// bucket counts of up to DefaultBucketCacheEntries.
+// bucket counts of up to DefaultBucketCacheEntries, and the block bucket
+// counts of up to DefaultWithdrawalBucketCacheEntries withdrawal lists.
 func NewEntityCache(version func() (v int64, ok bool), maxEntries int) *EntityCache {
 	if maxEntries <= 0 {
 		maxEntries = DefaultEntityCacheEntries
 	}
 	return &EntityCache{
-		version:    version,
-		maxEntries: maxEntries,
-		tables:     make(map[string]entityStore),
-		counts:     countTable[int]{maxEntries: DefaultCountCacheEntries},
-		buckets:    countTable[store.AddressBuckets]{maxEntries: DefaultBucketCacheEntries},
+		version:           version,
+		maxEntries:        maxEntries,
+		tables:            make(map[string]entityStore),
+		counts:            countTable[int]{maxEntries: DefaultCountCacheEntries},
+		buckets:           countTable[store.AddressBuckets]{maxEntries: DefaultBucketCacheEntries},
+		withdrawalBuckets: countTable[store.WithdrawalBuckets]{maxEntries: DefaultWithdrawalBucketCacheEntries},
 	}
 }
 

@@ -40,13 +40,7 @@ func TestEntityCache(t *testing.T) {
 	}`
 	run := func(c *client) (data string, statements int64) {
 		t.Helper()
-		before := db.StatementCount()
-		res := c.post(q, nil)
-		statements = db.StatementCount() - before
-		if len(res.Errors) > 0 {
-			t.Fatalf("errors: %+v", res.Errors)
-		}
-		return string(res.Data), statements
+		return postCounted(t, db, c, q, nil)
 	}
 	want, plainStatements := run(plain)
 	first, firstStatements := run(cached)
@@ -148,13 +142,7 @@ func TestStakerUpdateBucketsCached(t *testing.T) {
 	}`
 	run := func(c *client, skip int) (data string, statements int64) {
 		t.Helper()
-		before := db.StatementCount()
-		res := c.post(q, map[string]any{"since": since.UTC().Format(time.RFC3339Nano), "skip": skip})
-		statements = db.StatementCount() - before
-		if len(res.Errors) > 0 {
-			t.Fatalf("errors: %+v", res.Errors)
-		}
-		return string(res.Data), statements
+		return postCounted(t, db, c, q, map[string]any{"since": since.UTC().Format(time.RFC3339Nano), "skip": skip})
 	}
 	for i, skip := range []int{0, 4, 5, 1 << 20} {
 		want, plainStatements := run(plain, skip)
@@ -178,4 +166,57 @@ func TestStakerUpdateBucketsCached(t *testing.T) {
 			t.Errorf("skip %d: %d statements uncached, %d cached; want %d and %d", skip, plainStatements, cachedStatements, wantPlain, wantCached)
 		}
 	}
+}
+
+// TestWithdrawalBucketsCached checks that with the entity cache a deep
+// page of the withdrawal list reads the list's block bucket counts once
+// per filter and data version, and answers as without the cache.
+func TestWithdrawalBucketsCached(t *testing.T) {
+	db := demoDB(t)
+	cached, _ := newEntityCachedClient(t, db)
+	plain := newClient(t, db, testOptions())
+	const q = `query($operator: Address, $status: WithdrawalStatus, $skip: Int) {
+		withdrawals(delegatedTo: $operator, status: $status, skip: $skip, take: 3) { data { withdrawalRoot } }
+	}`
+	run := func(c *client, vars map[string]any) (data string, statements int64) {
+		t.Helper()
+		return postCounted(t, db, c, q, vars)
+	}
+	// The demo's lists are shorter than the skip from which a page is
+	// read from the bucket counts: such a page is past the end, and
+	// reads the counts only.
+	for _, vars := range []map[string]any{
+		{"skip": 100_000},
+		{"skip": 100_000, "status": "queued_withdrawable"},
+		{"skip": 100_000, "operator": "0x7e95bf4c5be6a9840e173056c1a044a1656daba5"}, // a demo operator
+	} {
+		for i := range 2 {
+			want, plainStatements := run(plain, vars)
+			got, cachedStatements := run(cached, vars)
+			if got != want {
+				t.Errorf("%v: cached %s; uncached %s", vars, got, want)
+			}
+			wantCached := int64(0)
+			if i == 0 {
+				wantCached = 1
+			}
+			if plainStatements != 1 || cachedStatements != wantCached {
+				t.Errorf("%v, request %d: %d statements uncached, %d cached; want 1 and %d", vars, i+1, plainStatements, cachedStatements, wantCached)
+			}
+		}
+	}
+}
+
+// postCounted posts the query q with vars through c and returns the data
+// of its answer, which must have no errors, and the SQL statements it
+// took.
+func postCounted(t *testing.T, db *store.DB, c *client, q string, vars map[string]any) (data string, statements int64) {
+	t.Helper()
+	before := db.StatementCount()
+	res := c.post(q, vars)
+	statements = db.StatementCount() - before
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors: %+v", res.Errors)
+	}
+	return string(res.Data), statements
 }

@@ -728,7 +728,13 @@ func (r *queryResolver) Withdrawals(ctx context.Context, stakerAddress *string, 
 	if err := l.spend(); err != nil {
 		return nil, err
 	}
-	rows, err := db.ListWithdrawals(ctx, filter, page)
+	buckets := cachedWithdrawalBuckets(l, func(ctx context.Context, f store.WithdrawalFilter) (store.WithdrawalBuckets, error) {
+		if err := l.spend(); err != nil {
+			return store.WithdrawalBuckets{}, err
+		}
+		return db.WithdrawalBucketCounts(ctx, f)
+	})
+	rows, err := db.ListWithdrawalsWith(ctx, filter, page, buckets)
 	if err != nil {
 		return nil, err
 	}

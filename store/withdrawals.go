@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,17 +157,37 @@ func bucketStart(buckets, order, skip string) string {
 
 // ListWithdrawals returns one page of the withdrawals matching f, newest
 // first. Without a staker, and with at most one of operator and strategy,
-// see listWithdrawalsByBuckets. Otherwise the list is short and a deep page
-// (skip of keysetSkip or more) is read by keyset: the sort key of its first
-// row is found by walking only the sort-key index (an index-only scan where
-// the filter allows), and the page's rows are then read from that key on,
+// see listWithdrawalsByBuckets; a deep page of such a list reads the
+// list's bucket counts first (ListWithdrawalsWith takes them from
+// elsewhere). Otherwise the list is short and a deep page (skip of
+// keysetSkip or more) is read by keyset: the sort key of its first row is
+// found by walking only the sort-key index (an index-only scan where the
+// filter allows), and the page's rows are then read from that key on,
 // instead of reading and discarding skip whole rows.
 func (db *DB) ListWithdrawals(ctx context.Context, f WithdrawalFilter, p Page) ([]Withdrawal, error) {
+	return db.ListWithdrawalsWith(ctx, f, p, db.WithdrawalBucketCounts)
+}
+
+// ListWithdrawalsWith is ListWithdrawals with the bucket counts of a deep
+// page of a list without a staker read by buckets (WithdrawalBucketCounts
+// or a copy of its answer for the same filter).
+func (db *DB) ListWithdrawalsWith(ctx context.Context, f WithdrawalFilter, p Page, buckets func(context.Context, WithdrawalFilter) (WithdrawalBuckets, error)) ([]Withdrawal, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	if f.Staker == "" && (f.DelegatedTo == "" || f.Strategy == "") {
-		return db.listWithdrawalsByBuckets(ctx, f, p)
+		if p.Skip < bucketSkip {
+			return db.listWithdrawalsByBuckets(ctx, f, p, 0, p.Skip)
+		}
+		b, err := buckets(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		bound, within, ok := b.start(p.Skip)
+		if !ok {
+			return []Withdrawal{}, nil
+		}
+		return db.listWithdrawalsByBuckets(ctx, f, p, bound, within)
 	}
 	var q queryArgs
 	conds, err := f.conditions(&q)
@@ -270,7 +291,7 @@ func (k *listKeys) pendingCreatedAfter() string {
 		                AND b.bucket > withdrawal_block_bucket(x.block)), 0)
 		    + (SELECT count(*) FROM ` + k.table + `
 		       ` + where(k.cond(), `NOT k.is_completed AND k.created_at_block > x.block
-		         AND k.created_at_block < (withdrawal_block_bucket(x.block) + 1) * `+pendingBucketBlocks) + `))`
+		         AND k.created_at_block < (withdrawal_block_bucket(x.block) + 1) * `+strconv.Itoa(pendingBucketBlocks)) + `))`
 }
 
 // withdrawableBlock is a FROM item x whose block is the last creation block
@@ -279,64 +300,50 @@ const withdrawableBlock = `(SELECT COALESCE((SELECT head_block - min_withdrawal_
 
 // listWithdrawalsByBuckets returns one page of the withdrawals matching f,
 // which has no staker and at most one of operator and strategy, newest
-// first. The page's keys come from an index-only scan of the list's index
-// (see listKeys); only the page's rows are read.
+// first, created before block bound (none when 0), skipping skip of them.
+// The page's keys come from an index-only scan of the list's index (see
+// listKeys); only the page's rows are read.
 //
 // A deep page (skip of bucketSkip or more) does not walk skip index
-// entries: the creation block buckets' counts of the list's status, summed
-// from the newest bucket down (a few hundred rows), give the bucket where
-// the skip lands and how many of the list's rows come before it; the scan
-// starts at that bucket's first key and skips the rest, at most one
-// bucket's rows. A queued_withdrawable list is the queued list without its
-// first rows (the pending withdrawals created after head − minimum delay,
-// newest first), so its page is the queued page that many rows further.
-// Counts and rows are read in one statement, from one snapshot: the pages
-// are exactly those of a plain OFFSET.
-func (db *DB) listWithdrawalsByBuckets(ctx context.Context, f WithdrawalFilter, p Page) ([]Withdrawal, error) {
+// entries: the list's creation block bucket counts (WithdrawalBuckets)
+// give the bucket where the skip lands and how many of the list's rows
+// come before it, so the scan starts at that bucket's first key and skips
+// the rest, at most one bucket's rows. A queued_withdrawable list is the
+// queued list without its first rows (the pending withdrawals created
+// after head − minimum delay, newest first), so its deep page is the
+// queued page that many rows further.
+//
+// The page's statement is planned for its take, skip and bound: a generic
+// plan, made for any of them, sorted the whole list (close to a second per
+// page on the bench data). Summing the buckets in that statement had
+// taken 5-9 ms per deep page under load, two fifths of GET /withdrawals'
+// database time; the counts are now read apart, and the API's entity
+// cache keeps them for each data version (see ListWithdrawalsWith). Counts
+// read at an earlier data version than the page place it as of that
+// version.
+func (db *DB) listWithdrawalsByBuckets(ctx context.Context, f WithdrawalFilter, p Page, bound int64, skip int) ([]Withdrawal, error) {
 	var q queryArgs
 	k := keysOf(f, &q)
 	status := f.Status
-	deep := p.Skip >= bucketSkip
-	if deep && status == WithdrawalQueuedWithdrawable {
+	if bound > 0 && status == WithdrawalQueuedWithdrawable {
 		status = WithdrawalQueued
 	}
 	cond, err := status.condition("k")
 	if err != nil {
 		return nil, err
 	}
-	take := q.add(p.Take)
-	var with, from, offset string
-	if !deep {
-		offset = q.add(p.Skip)
-	} else {
-		skip := q.add(p.Skip) + `::bigint`
-		if f.Status == WithdrawalQueuedWithdrawable {
-			skip = `SELECT ` + skip + ` + ` + k.pendingCreatedAfter() + ` FROM ` + withdrawableBlock
-		}
-		var buckets []string
-		if status != WithdrawalCompleted {
-			buckets = append(buckets, `SELECT bucket, n FROM withdrawal_pending_buckets WHERE kind = `+k.kind()+` AND key = `+k.key())
-		}
-		if status == "" || status == WithdrawalCompleted {
-			buckets = append(buckets, `SELECT bucket, n FROM withdrawal_completed_buckets WHERE kind = `+k.kind()+` AND key = `+k.key())
-		}
-		with = bucketStart(`
-		    SELECT b.bucket, sum(b.n) AS n
-		    FROM (`+strings.Join(buckets, `
-		          UNION ALL
-		          `)+`) b
-		    GROUP BY b.bucket`, "DESC", skip)
-		// No bucket when the skip is past the list's end: no row.
-		from = `k.created_at_block < (SELECT (start.bucket + 1) * ` + pendingBucketBlocks + ` FROM start)`
-		offset = `(SELECT start.skip FROM start)`
+	take, offset := q.add(p.Take), q.add(skip)
+	var before string
+	if bound > 0 {
+		before = `k.created_at_block < ` + q.add(bound)
 	}
 	out := make([]Withdrawal, 0, rowsFor(p.Take))
-	if err := db.selectContext(ctx, &out, with+`
+	if err := db.selectContext(ctx, &out, `
 		SELECT `+withdrawalColumns+`
 		FROM (
 		    SELECT k.created_at_block, k.withdrawal_root
 		    FROM `+k.table+`
-		    `+where(k.cond(), cond, from)+`
+		    `+where(k.cond(), cond, before)+`
 		    ORDER BY k.created_at_block DESC, k.withdrawal_root DESC
 		    LIMIT `+take+` OFFSET `+offset+`
 		) page
@@ -344,6 +351,84 @@ func (db *DB) listWithdrawalsByBuckets(ctx context.Context, f WithdrawalFilter, 
 		LEFT JOIN service_state st ON true
 		ORDER BY page.created_at_block DESC, page.withdrawal_root DESC`, q.args...); err != nil {
 		return nil, fmt.Errorf("list withdrawals: %w", Classify(err))
+	}
+	return out, nil
+}
+
+// WithdrawalBuckets are the numbers of the rows of a withdrawal list
+// without a staker in each creation block bucket of pendingBucketBlocks
+// blocks, newest bucket first (buckets without rows left out), and the
+// number of the bucketed rows that come before the list's first row: the
+// pending withdrawals a queued_withdrawable list leaves out (see
+// listWithdrawalsByBuckets).
+type WithdrawalBuckets struct {
+	Buckets []int64
+	Counts  []int
+	Ahead   int
+}
+
+// start returns the creation block before which the page at skip starts
+// (the end of the bucket holding its first row) and the number of the
+// rows of that bucket before it; ok is false when skip is at or past the
+// end of the list.
+func (b WithdrawalBuckets) start(skip int) (bound int64, within int, ok bool) {
+	skip += b.Ahead
+	for i, n := range b.Counts {
+		if skip < n {
+			return (b.Buckets[i] + 1) * pendingBucketBlocks, skip, true
+		}
+		skip -= n
+	}
+	return 0, 0, false
+}
+
+// WithdrawalBucketCounts returns the creation block bucket counts of the
+// list of withdrawals matching f, which has no staker and at most one of
+// operator and strategy, from withdrawal_pending_buckets and
+// withdrawal_completed_buckets, which triggers keep exact (a few hundred
+// rows per list); a queued_withdrawable list counts its queued rows and
+// the pending ones created after head − minimum delay.
+func (db *DB) WithdrawalBucketCounts(ctx context.Context, f WithdrawalFilter) (WithdrawalBuckets, error) {
+	var q queryArgs
+	k := keysOf(f, &q)
+	var tables []string
+	if f.Status != WithdrawalCompleted {
+		tables = append(tables, "withdrawal_pending_buckets")
+	}
+	if f.Status == "" || f.Status == WithdrawalCompleted {
+		tables = append(tables, "withdrawal_completed_buckets")
+	}
+	if _, err := f.Status.condition("k"); err != nil {
+		return WithdrawalBuckets{}, err
+	}
+	for i, table := range tables {
+		tables[i] = `SELECT bucket, n FROM ` + table + ` WHERE kind = ` + k.kind() + ` AND key = ` + k.key()
+	}
+	ahead := `0`
+	if f.Status == WithdrawalQueuedWithdrawable {
+		ahead = `(SELECT ` + k.pendingCreatedAfter() + ` FROM ` + withdrawableBlock + `)`
+	}
+	var rows []struct {
+		Bucket int64 `db:"bucket"`
+		N      int   `db:"n"`
+		Ahead  int   `db:"ahead"`
+	}
+	if err := db.selectPrepared(ctx, &rows, `
+		SELECT b.bucket, b.n, `+ahead+`::bigint AS ahead
+		FROM (
+		    SELECT b.bucket, sum(b.n)::bigint AS n
+		    FROM (`+strings.Join(tables, `
+		          UNION ALL
+		          `)+`) b
+		    GROUP BY b.bucket
+		    HAVING sum(b.n) > 0
+		) b
+		ORDER BY b.bucket DESC`, q.args...); err != nil {
+		return WithdrawalBuckets{}, fmt.Errorf("withdrawal bucket counts: %w", Classify(err))
+	}
+	out := WithdrawalBuckets{Buckets: make([]int64, len(rows)), Counts: make([]int, len(rows))}
+	for i, r := range rows {
+		out.Buckets[i], out.Counts[i], out.Ahead = r.Bucket, r.N, r.Ahead
 	}
 	return out, nil
 }
@@ -376,7 +461,7 @@ func (db *DB) CountWithdrawals(ctx context.Context, f WithdrawalFilter) (int, er
 // pendingBucketBlocks is the width in blocks of the creation block buckets
 // of withdrawal_pending_buckets and withdrawal_completed_buckets: that of
 // withdrawal_block_bucket (migration 00009).
-const pendingBucketBlocks = "7200"
+const pendingBucketBlocks = 7200
 
 // countWithdrawalsFromTotals counts the withdrawals matching f, which has no
 // staker and at most one of operator and strategy, from withdrawal_counts.
