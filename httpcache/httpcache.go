@@ -689,7 +689,8 @@ func normalizeQuery(q url.Values) string {
 // the server's time on a page of GraphQL. Strings are taken as they are,
 // and an object or array that does not close, or closes with the other
 // bracket, makes the body no object. Bodies nested deeper than the
-// structure's stack are left to encoding/json.
+// structure's stack, and top-level names written with escapes, are left to
+// encoding/json.
 func hasGraphQLErrors(body []byte) bool {
 	var open [64]byte // the brackets that enclose the position
 	depth := 0
@@ -711,8 +712,14 @@ func hasGraphQLErrors(body []byte) bool {
 			if end >= len(body) {
 				return true
 			}
-			if depth == 1 && name && string(body[i+1:end]) == "errors" {
-				return true
+			if depth == 1 && name {
+				switch key := body[i+1 : end]; {
+				case string(key) == "errors":
+					return true
+				case bytes.IndexByte(key, '\\') >= 0:
+					// An escaped name, which may spell errors.
+					return hasGraphQLErrorsDecoded(body)
+				}
 			}
 			name = false
 			i = end

@@ -616,6 +616,8 @@ func TestHasGraphQLErrors(t *testing.T) {
 		`{"data":1} x`:                                      true,
 		`{"data":"unterminated}`:                            true,
 		`{"data":1} `:                                       false,
+		`{"data":1,"err\u006frs":[]}`:                       true,
+		`{"d\u0061ta":1}`:                                   false,
 		`{"data":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`:             false,
 		`{"data":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `,"errors":[]}`: true,
 	} {
