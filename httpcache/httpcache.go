@@ -683,14 +683,15 @@ func normalizeQuery(q url.Values) string {
 }
 
 // hasGraphQLErrors reports whether a GraphQL response body has a top-level
-// "errors" member, or is not a JSON object at all. The body is read once,
-// for its structure and the names of its top-level members only: decoding
-// every member with encoding/json to look at the next name had taken 3% of
-// the server's time on a page of GraphQL. Strings are taken as they are,
-// and an object or array that does not close, or closes with the other
-// bracket, makes the body no object. Bodies nested deeper than the
-// structure's stack, and top-level names written with escapes, are left to
-// encoding/json.
+// "errors" member, or is not a JSON object: it does not start with a
+// brace, a string or bracket in it does not close, a bracket closes with
+// the other kind, or bytes follow the object. The body is read once, for
+// its structure and the names of its top-level members only, without
+// validating the scalars between them (the endpoint writes valid JSON):
+// decoding every member with encoding/json to look at the next name had
+// taken 3% of the server's time on a page of GraphQL. Bodies nested deeper
+// than the structure's stack, and top-level names written with escapes,
+// are left to encoding/json.
 func hasGraphQLErrors(body []byte) bool {
 	var open [64]byte // the brackets that enclose the position
 	depth := 0
