@@ -3533,217 +3533,163 @@ func (ec *executionContext) compiledAvsStakers(ctx context.Context, fields []*as
 				w.WriteString("\"data\":")
 				{
 					v := obj.Data
-					elems := make([]*bytes.Buffer, len(v))
-					oks := make([]bool, len(v))
-					var wg sync.WaitGroup
+					w.WriteByte('[')
 					for i := range v {
-						wg.Add(1)
-						goConcurrently(func() {
-							defer wg.Done()
-							defer swallowPanic()
-							oks[i] = func() bool {
-								elems[i] = scratchBuffer()
-								w := elems[i]
+						if i > 0 {
+							w.WriteByte(',')
+						}
+						obj := v[i]
+						if obj == nil {
+							return false
+						}
+						sep := false
+						w.WriteByte('{')
+						if sep {
+							w.WriteByte(',')
+						}
+						sep = true
+						w.WriteString("\"address\":")
+						{
+							v := obj.Address
+							ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
+						}
+						if sep {
+							w.WriteByte(',')
+						}
+						sep = true
+						w.WriteString("\"operatorAddress\":")
+						{
+							v := obj.OperatorAddress
+							ec.marshalOAddress2ᚖstring(ctx, nil, v).MarshalGQL(w)
+						}
+						if sep {
+							w.WriteByte(',')
+						}
+						sep = true
+						w.WriteString("\"createdAtBlock\":")
+						{
+							v := obj.CreatedAtBlock
+							ec.marshalOInt2ᚖint(ctx, nil, v).MarshalGQL(w)
+						}
+						if sep {
+							w.WriteByte(',')
+						}
+						sep = true
+						w.WriteString("\"updatedAtBlock\":")
+						{
+							v := obj.UpdatedAtBlock
+							ec.marshalOInt2ᚖint(ctx, nil, v).MarshalGQL(w)
+						}
+						if sep {
+							w.WriteByte(',')
+						}
+						sep = true
+						w.WriteString("\"createdAt\":")
+						{
+							v := obj.CreatedAt
+							ec.marshalODateTime2ᚖtimeᚐTime(ctx, nil, v).MarshalGQL(w)
+						}
+						if sep {
+							w.WriteByte(',')
+						}
+						sep = true
+						w.WriteString("\"updatedAt\":")
+						{
+							v := obj.UpdatedAt
+							ec.marshalODateTime2ᚖtimeᚐTime(ctx, nil, v).MarshalGQL(w)
+						}
+						if sep {
+							w.WriteByte(',')
+						}
+						sep = true
+						w.WriteString("\"shares\":")
+						{
+							v, err := ec.Resolvers.Staker().Shares(ctx, obj)
+							if err != nil {
+								return false
+							}
+							w.WriteByte('[')
+							for i := range v {
+								if i > 0 {
+									w.WriteByte(',')
+								}
 								obj := v[i]
 								if obj == nil {
 									return false
 								}
-								parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
-								var oks [2]bool
-								var wg sync.WaitGroup
-								if included(fields[12], ec.Variables) {
-									wg.Add(1)
-									goConcurrently(func() {
-										defer wg.Done()
-										defer swallowPanic()
-										oks[1] = func() bool {
-											w := parts[1]
-											v, err := ec.Resolvers.Staker().Tvl(ctx, obj)
-											if err != nil {
-												return false
-											}
-											if v == nil {
-												return false
-											}
-											obj := v
-											w.WriteByte('{')
-											w.WriteString("\"tvl\":")
-											{
-												v := obj.Tvl
-												ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte(',')
-											w.WriteString("\"tvlBeaconChain\":")
-											{
-												v := obj.TvlBeaconChain
-												ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte(',')
-											w.WriteString("\"tvlRestaking\":")
-											{
-												v := obj.TvlRestaking
-												ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte(',')
-											w.WriteString("\"tvlWETH\":")
-											{
-												v := obj.TvlWeth
-												ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte(',')
-											w.WriteString("\"tvlStrategies\":")
-											{
-												v := obj.TvlStrategies
-												ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte(',')
-											w.WriteString("\"tvlStrategiesEth\":")
-											{
-												v := obj.TvlStrategiesEth
-												ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte('}')
-											return true
-										}()
-									})
-								}
-								func() {
-									defer swallowPanic()
-									oks[0] = func() bool {
-										w := parts[0]
-										v, err := ec.Resolvers.Staker().Shares(ctx, obj)
-										if err != nil {
-											return false
-										}
-										w.WriteByte('[')
-										for i := range v {
-											if i > 0 {
-												w.WriteByte(',')
-											}
-											obj := v[i]
-											if obj == nil {
-												return false
-											}
-											w.WriteByte('{')
-											w.WriteString("\"strategyAddress\":")
-											{
-												v := obj.StrategyAddress
-												ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte(',')
-											w.WriteString("\"shares\":")
-											{
-												v := obj.Shares
-												ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
-											}
-											w.WriteByte('}')
-										}
-										w.WriteByte(']')
-										return true
-									}()
-								}()
-								wg.Wait()
-								w.Grow(parts[0].Len() + parts[1].Len())
-								sep := false
 								w.WriteByte('{')
-								if sep {
-									w.WriteByte(',')
-								}
-								sep = true
-								w.WriteString("\"address\":")
+								w.WriteString("\"strategyAddress\":")
 								{
-									v := obj.Address
+									v := obj.StrategyAddress
 									ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
 								}
-								if sep {
-									w.WriteByte(',')
-								}
-								sep = true
-								w.WriteString("\"operatorAddress\":")
-								{
-									v := obj.OperatorAddress
-									ec.marshalOAddress2ᚖstring(ctx, nil, v).MarshalGQL(w)
-								}
-								if sep {
-									w.WriteByte(',')
-								}
-								sep = true
-								w.WriteString("\"createdAtBlock\":")
-								{
-									v := obj.CreatedAtBlock
-									ec.marshalOInt2ᚖint(ctx, nil, v).MarshalGQL(w)
-								}
-								if sep {
-									w.WriteByte(',')
-								}
-								sep = true
-								w.WriteString("\"updatedAtBlock\":")
-								{
-									v := obj.UpdatedAtBlock
-									ec.marshalOInt2ᚖint(ctx, nil, v).MarshalGQL(w)
-								}
-								if sep {
-									w.WriteByte(',')
-								}
-								sep = true
-								w.WriteString("\"createdAt\":")
-								{
-									v := obj.CreatedAt
-									ec.marshalODateTime2ᚖtimeᚐTime(ctx, nil, v).MarshalGQL(w)
-								}
-								if sep {
-									w.WriteByte(',')
-								}
-								sep = true
-								w.WriteString("\"updatedAt\":")
-								{
-									v := obj.UpdatedAt
-									ec.marshalODateTime2ᚖtimeᚐTime(ctx, nil, v).MarshalGQL(w)
-								}
-								if sep {
-									w.WriteByte(',')
-								}
-								sep = true
+								w.WriteByte(',')
 								w.WriteString("\"shares\":")
-								if !oks[0] {
-									return false
-								}
-								w.Write(parts[0].Bytes())
-								if included(fields[12], ec.Variables) {
-									if sep {
-										w.WriteByte(',')
-									}
-									sep = true
-									w.WriteString("\"tvl\":")
-									if !oks[1] {
-										return false
-									}
-									w.Write(parts[1].Bytes())
+								{
+									v := obj.Shares
+									ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
 								}
 								w.WriteByte('}')
-								releaseScratch(parts[:]...)
-								return true
-							}()
-						})
-					}
-					wg.Wait()
-					size := 2
-					for i := range elems {
-						size += elems[i].Len() + 1
-					}
-					w.Grow(size)
-					w.WriteByte('[')
-					for i := range elems {
-						if !oks[i] {
-							return false
+							}
+							w.WriteByte(']')
 						}
-						if i > 0 {
-							w.WriteByte(',')
+						if included(fields[12], ec.Variables) {
+							if sep {
+								w.WriteByte(',')
+							}
+							sep = true
+							w.WriteString("\"tvl\":")
+							{
+								v, err := ec.Resolvers.Staker().Tvl(ctx, obj)
+								if err != nil {
+									return false
+								}
+								if v == nil {
+									return false
+								}
+								obj := v
+								w.WriteByte('{')
+								w.WriteString("\"tvl\":")
+								{
+									v := obj.Tvl
+									ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
+								}
+								w.WriteByte(',')
+								w.WriteString("\"tvlBeaconChain\":")
+								{
+									v := obj.TvlBeaconChain
+									ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
+								}
+								w.WriteByte(',')
+								w.WriteString("\"tvlRestaking\":")
+								{
+									v := obj.TvlRestaking
+									ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
+								}
+								w.WriteByte(',')
+								w.WriteString("\"tvlWETH\":")
+								{
+									v := obj.TvlWeth
+									ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
+								}
+								w.WriteByte(',')
+								w.WriteString("\"tvlStrategies\":")
+								{
+									v := obj.TvlStrategies
+									ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
+								}
+								w.WriteByte(',')
+								w.WriteString("\"tvlStrategiesEth\":")
+								{
+									v := obj.TvlStrategiesEth
+									ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
+								}
+								w.WriteByte('}')
+							}
 						}
-						w.Write(elems[i].Bytes())
+						w.WriteByte('}')
 					}
 					w.WriteByte(']')
-					releaseScratch(elems...)
 				}
 				w.WriteByte(',')
 				w.WriteString("\"meta\":")
@@ -8916,217 +8862,163 @@ func (ec *executionContext) compiledStakers(ctx context.Context, fields []*ast.F
 		w.WriteString("\"data\":")
 		{
 			v := obj.Data
-			elems := make([]*bytes.Buffer, len(v))
-			oks := make([]bool, len(v))
-			var wg sync.WaitGroup
+			w.WriteByte('[')
 			for i := range v {
-				wg.Add(1)
-				goConcurrently(func() {
-					defer wg.Done()
-					defer swallowPanic()
-					oks[i] = func() bool {
-						elems[i] = scratchBuffer()
-						w := elems[i]
+				if i > 0 {
+					w.WriteByte(',')
+				}
+				obj := v[i]
+				if obj == nil {
+					return false
+				}
+				sep := false
+				w.WriteByte('{')
+				if sep {
+					w.WriteByte(',')
+				}
+				sep = true
+				w.WriteString("\"address\":")
+				{
+					v := obj.Address
+					ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
+				}
+				if sep {
+					w.WriteByte(',')
+				}
+				sep = true
+				w.WriteString("\"operatorAddress\":")
+				{
+					v := obj.OperatorAddress
+					ec.marshalOAddress2ᚖstring(ctx, nil, v).MarshalGQL(w)
+				}
+				if sep {
+					w.WriteByte(',')
+				}
+				sep = true
+				w.WriteString("\"createdAtBlock\":")
+				{
+					v := obj.CreatedAtBlock
+					ec.marshalOInt2ᚖint(ctx, nil, v).MarshalGQL(w)
+				}
+				if sep {
+					w.WriteByte(',')
+				}
+				sep = true
+				w.WriteString("\"updatedAtBlock\":")
+				{
+					v := obj.UpdatedAtBlock
+					ec.marshalOInt2ᚖint(ctx, nil, v).MarshalGQL(w)
+				}
+				if sep {
+					w.WriteByte(',')
+				}
+				sep = true
+				w.WriteString("\"createdAt\":")
+				{
+					v := obj.CreatedAt
+					ec.marshalODateTime2ᚖtimeᚐTime(ctx, nil, v).MarshalGQL(w)
+				}
+				if sep {
+					w.WriteByte(',')
+				}
+				sep = true
+				w.WriteString("\"updatedAt\":")
+				{
+					v := obj.UpdatedAt
+					ec.marshalODateTime2ᚖtimeᚐTime(ctx, nil, v).MarshalGQL(w)
+				}
+				if sep {
+					w.WriteByte(',')
+				}
+				sep = true
+				w.WriteString("\"shares\":")
+				{
+					v, err := ec.Resolvers.Staker().Shares(ctx, obj)
+					if err != nil {
+						return false
+					}
+					w.WriteByte('[')
+					for i := range v {
+						if i > 0 {
+							w.WriteByte(',')
+						}
 						obj := v[i]
 						if obj == nil {
 							return false
 						}
-						parts := [2]*bytes.Buffer{scratchBuffer(), scratchBuffer()}
-						var oks [2]bool
-						var wg sync.WaitGroup
-						if included(fields[11], ec.Variables) {
-							wg.Add(1)
-							goConcurrently(func() {
-								defer wg.Done()
-								defer swallowPanic()
-								oks[1] = func() bool {
-									w := parts[1]
-									v, err := ec.Resolvers.Staker().Tvl(ctx, obj)
-									if err != nil {
-										return false
-									}
-									if v == nil {
-										return false
-									}
-									obj := v
-									w.WriteByte('{')
-									w.WriteString("\"tvl\":")
-									{
-										v := obj.Tvl
-										ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte(',')
-									w.WriteString("\"tvlBeaconChain\":")
-									{
-										v := obj.TvlBeaconChain
-										ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte(',')
-									w.WriteString("\"tvlRestaking\":")
-									{
-										v := obj.TvlRestaking
-										ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte(',')
-									w.WriteString("\"tvlWETH\":")
-									{
-										v := obj.TvlWeth
-										ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte(',')
-									w.WriteString("\"tvlStrategies\":")
-									{
-										v := obj.TvlStrategies
-										ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte(',')
-									w.WriteString("\"tvlStrategiesEth\":")
-									{
-										v := obj.TvlStrategiesEth
-										ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte('}')
-									return true
-								}()
-							})
-						}
-						func() {
-							defer swallowPanic()
-							oks[0] = func() bool {
-								w := parts[0]
-								v, err := ec.Resolvers.Staker().Shares(ctx, obj)
-								if err != nil {
-									return false
-								}
-								w.WriteByte('[')
-								for i := range v {
-									if i > 0 {
-										w.WriteByte(',')
-									}
-									obj := v[i]
-									if obj == nil {
-										return false
-									}
-									w.WriteByte('{')
-									w.WriteString("\"strategyAddress\":")
-									{
-										v := obj.StrategyAddress
-										ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte(',')
-									w.WriteString("\"shares\":")
-									{
-										v := obj.Shares
-										ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
-									}
-									w.WriteByte('}')
-								}
-								w.WriteByte(']')
-								return true
-							}()
-						}()
-						wg.Wait()
-						w.Grow(parts[0].Len() + parts[1].Len())
-						sep := false
 						w.WriteByte('{')
-						if sep {
-							w.WriteByte(',')
-						}
-						sep = true
-						w.WriteString("\"address\":")
+						w.WriteString("\"strategyAddress\":")
 						{
-							v := obj.Address
+							v := obj.StrategyAddress
 							ec.marshalNAddress2string(ctx, nil, v).MarshalGQL(w)
 						}
-						if sep {
-							w.WriteByte(',')
-						}
-						sep = true
-						w.WriteString("\"operatorAddress\":")
-						{
-							v := obj.OperatorAddress
-							ec.marshalOAddress2ᚖstring(ctx, nil, v).MarshalGQL(w)
-						}
-						if sep {
-							w.WriteByte(',')
-						}
-						sep = true
-						w.WriteString("\"createdAtBlock\":")
-						{
-							v := obj.CreatedAtBlock
-							ec.marshalOInt2ᚖint(ctx, nil, v).MarshalGQL(w)
-						}
-						if sep {
-							w.WriteByte(',')
-						}
-						sep = true
-						w.WriteString("\"updatedAtBlock\":")
-						{
-							v := obj.UpdatedAtBlock
-							ec.marshalOInt2ᚖint(ctx, nil, v).MarshalGQL(w)
-						}
-						if sep {
-							w.WriteByte(',')
-						}
-						sep = true
-						w.WriteString("\"createdAt\":")
-						{
-							v := obj.CreatedAt
-							ec.marshalODateTime2ᚖtimeᚐTime(ctx, nil, v).MarshalGQL(w)
-						}
-						if sep {
-							w.WriteByte(',')
-						}
-						sep = true
-						w.WriteString("\"updatedAt\":")
-						{
-							v := obj.UpdatedAt
-							ec.marshalODateTime2ᚖtimeᚐTime(ctx, nil, v).MarshalGQL(w)
-						}
-						if sep {
-							w.WriteByte(',')
-						}
-						sep = true
+						w.WriteByte(',')
 						w.WriteString("\"shares\":")
-						if !oks[0] {
-							return false
-						}
-						w.Write(parts[0].Bytes())
-						if included(fields[11], ec.Variables) {
-							if sep {
-								w.WriteByte(',')
-							}
-							sep = true
-							w.WriteString("\"tvl\":")
-							if !oks[1] {
-								return false
-							}
-							w.Write(parts[1].Bytes())
+						{
+							v := obj.Shares
+							ec.marshalNBigInt2string(ctx, nil, v).MarshalGQL(w)
 						}
 						w.WriteByte('}')
-						releaseScratch(parts[:]...)
-						return true
-					}()
-				})
-			}
-			wg.Wait()
-			size := 2
-			for i := range elems {
-				size += elems[i].Len() + 1
-			}
-			w.Grow(size)
-			w.WriteByte('[')
-			for i := range elems {
-				if !oks[i] {
-					return false
+					}
+					w.WriteByte(']')
 				}
-				if i > 0 {
-					w.WriteByte(',')
+				if included(fields[11], ec.Variables) {
+					if sep {
+						w.WriteByte(',')
+					}
+					sep = true
+					w.WriteString("\"tvl\":")
+					{
+						v, err := ec.Resolvers.Staker().Tvl(ctx, obj)
+						if err != nil {
+							return false
+						}
+						if v == nil {
+							return false
+						}
+						obj := v
+						w.WriteByte('{')
+						w.WriteString("\"tvl\":")
+						{
+							v := obj.Tvl
+							ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
+						}
+						w.WriteByte(',')
+						w.WriteString("\"tvlBeaconChain\":")
+						{
+							v := obj.TvlBeaconChain
+							ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
+						}
+						w.WriteByte(',')
+						w.WriteString("\"tvlRestaking\":")
+						{
+							v := obj.TvlRestaking
+							ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
+						}
+						w.WriteByte(',')
+						w.WriteString("\"tvlWETH\":")
+						{
+							v := obj.TvlWeth
+							ec.marshalNFloat2float64(ctx, nil, v).MarshalGQL(w)
+						}
+						w.WriteByte(',')
+						w.WriteString("\"tvlStrategies\":")
+						{
+							v := obj.TvlStrategies
+							ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
+						}
+						w.WriteByte(',')
+						w.WriteString("\"tvlStrategiesEth\":")
+						{
+							v := obj.TvlStrategiesEth
+							ec.marshalNStrategyValues2githubᚗcomᚋstakegraphᚋstakegraphᚋgraphᚋmodelᚐStrategyValues(ctx, nil, v).MarshalGQL(w)
+						}
+						w.WriteByte('}')
+					}
 				}
-				w.Write(elems[i].Bytes())
+				w.WriteByte('}')
 			}
 			w.WriteByte(']')
-			releaseScratch(elems...)
 		}
 		w.WriteByte(',')
 		w.WriteString("\"meta\":")

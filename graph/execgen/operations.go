@@ -168,7 +168,7 @@ func (c *operationCompiler) operation(op operation) (string, [][]int, error) {
 		return "", nil, err
 	}
 	var body bytes.Buffer
-	if err := c.object(&body, c.objects[c.data.Schema.Query.Name], sel, true); err != nil {
+	if err := c.object(&body, c.objects[c.data.Schema.Query.Name], sel, true, false); err != nil {
 		return "", nil, err
 	}
 	fmt.Fprintf(&c.b, "// compiled%s writes the data of the operation %s (%s).\n", def.Name, def.Name, op.file)
@@ -250,8 +250,9 @@ func (c *operationCompiler) collect(set ast.SelectionSet, path []int, objectName
 // Fields that gqlgen resolves concurrently are resolved concurrently here
 // too, when there are two or more, each into its own buffer, so that the
 // dataloader calls of sibling fields gather into the same batches; the
-// others are resolved in order.
-func (c *operationCompiler) object(b *bytes.Buffer, obj *codegen.Object, sel []collected, root bool) error {
+// others are resolved in order. In an element of a list whose resolver
+// loaded the list's primedFields (primed), those are resolved in order.
+func (c *operationCompiler) object(b *bytes.Buffer, obj *codegen.Object, sel []collected, root, primed bool) error {
 	type part struct {
 		f          collected
 		field      *codegen.Field
@@ -268,7 +269,7 @@ func (c *operationCompiler) object(b *bytes.Buffer, obj *codegen.Object, sel []c
 		if field == nil {
 			return fmt.Errorf("%s.%s is not in gqlgen's data", obj.Name, f.field.Name)
 		}
-		p := part{f: f, field: field, concurrent: root || field.IsConcurrent()}
+		p := part{f: f, field: field, concurrent: root || field.IsConcurrent() && !(primed && primedFields[obj.Name+"."+field.Name])}
 		if p.concurrent {
 			concurrent = append(concurrent, len(parts))
 		}
@@ -482,7 +483,7 @@ func (c *operationCompiler) marshal(b *bytes.Buffer, ref *config.TypeReference, 
 			} else {
 				e.WriteString("obj := &" + v + "[i]\n")
 			}
-			if err := c.object(&e, obj, f.children, false); err != nil {
+			if err := c.object(&e, obj, f.children, false, true); err != nil {
 				return "", err
 			}
 			if elem.IsPtr() && !typ.Elem.NonNull {
@@ -494,9 +495,13 @@ func (c *operationCompiler) marshal(b *bytes.Buffer, ref *config.TypeReference, 
 		if err != nil {
 			return err
 		}
-		if c.waits(f.children, def.Name) {
+		if c.waits(f.children, def.Name, true) {
 			// Each element in its own goroutine, as gqlgen marshals such
 			// a list, so that the elements' loader calls batch together.
+			// Elements whose only such calls are to the fields their
+			// list's resolver loaded for the whole list (primedFields) are
+			// written in order: the first waits for the list's batch, the
+			// others find their values in the loader's cache.
 			// Each element is written into a scratch buffer (see
 			// object), released once copied.
 			fmt.Fprintf(b, "elems := make([]*bytes.Buffer, len(%s))\n", v)
@@ -551,7 +556,7 @@ func (c *operationCompiler) marshal(b *bytes.Buffer, ref *config.TypeReference, 
 	} else {
 		fmt.Fprintf(b, "obj := &%s\n", v)
 	}
-	if err := c.object(b, obj, f.children, false); err != nil {
+	if err := c.object(b, obj, f.children, false, false); err != nil {
 		return err
 	}
 	if ref.IsNilable() && !typ.NonNull {
@@ -562,20 +567,36 @@ func (c *operationCompiler) marshal(b *bytes.Buffer, ref *config.TypeReference, 
 
 // waits reports whether marshalling sel on objectName reaches a field that
 // gqlgen resolves concurrently, at any depth: a field that may wait on a
-// dataloader.
-func (c *operationCompiler) waits(sel []collected, objectName string) bool {
+// dataloader. With primed, the primedFields of objectName itself (not of
+// the objects below it) do not count: they are those of a list's element.
+func (c *operationCompiler) waits(sel []collected, objectName string, primed bool) bool {
 	obj := c.objects[objectName]
 	for _, f := range sel {
 		if f.field.Name == "__typename" {
 			continue
 		}
 		field := c.field(obj, f.field.Name)
-		if field == nil || field.IsConcurrent() {
+		if field == nil || field.IsConcurrent() && !(primed && primedFields[objectName+"."+f.field.Name]) {
 			return true
 		}
-		if len(f.children) > 0 && c.waits(f.children, f.field.Definition.Type.Name()) {
+		if len(f.children) > 0 && c.waits(f.children, f.field.Definition.Type.Name(), false) {
 			return true
 		}
 	}
 	return false
+}
+
+// primedFields are the fields, by object and field name, whose values
+// every resolver returning a list of their objects loads for the whole
+// list before the list is written, when the operation selects them
+// (graph's prefetchStakerShares, in Query.stakers, Avs.stakers and
+// Operator.stakers): a staker's shares and its TVL, both from the staker
+// share loader. A list's elements then need no goroutine each for their
+// calls of that loader to gather into one batch, nor do these fields
+// within an element. A resolver of such a list that did not load them
+// would cost a statement per element, which the statement-count tests of
+// those routes catch.
+var primedFields = map[string]bool{
+	"Staker.shares": true,
+	"Staker.tvl":    true,
 }
