@@ -11,8 +11,8 @@ import (
 
 // TestStakerListStatements checks that a page of stakers with their
 // shares, and their TVL, takes as many SQL statements with fifty stakers
-// as with five, for every list of stakers: their shares are read for the
-// whole page in one batch. The compiled operations write such a page's
+// as with five, on both routes that list stakers: their shares are read
+// for the whole page in one batch. The compiled operations write such a page's
 // stakers one after the other, so a page whose shares were not loaded
 // for it at once would read them with a statement per staker.
 func TestStakerListStatements(t *testing.T) {
