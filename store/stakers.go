@@ -298,13 +298,25 @@ func (b AddressBuckets) Total() int {
 // at position skip (from 0) and the number of that bucket's records before
 // it; ok is false when skip is at or past the end of the list.
 func (b AddressBuckets) start(skip int) (lowest string, within int, ok bool) {
-	for i, n := range b {
+	i, within, ok := bucketOf(b[:], skip)
+	if !ok {
+		return "", 0, false
+	}
+	return "0x" + strconv.FormatInt(int64(i), 16) + strings.Repeat("0", 39), within, true
+}
+
+// bucketOf returns the index of the bucket, of buckets holding counts
+// rows in list order, that holds the list's row at position skip (from 0),
+// and the number of that bucket's rows before it; ok is false when skip is
+// at or past the end of the list.
+func bucketOf(counts []int, skip int) (i, within int, ok bool) {
+	for i, n := range counts {
 		if skip < n {
-			return "0x" + strconv.FormatInt(int64(i), 16) + strings.Repeat("0", 39), skip, true
+			return i, skip, true
 		}
 		skip -= n
 	}
-	return "", 0, false
+	return 0, 0, false
 }
 
 // StakerUpdateBuckets returns the number of stakers last updated at or

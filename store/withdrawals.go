@@ -372,14 +372,11 @@ type WithdrawalBuckets struct {
 // rows of that bucket before it; ok is false when skip is at or past the
 // end of the list.
 func (b WithdrawalBuckets) start(skip int) (bound int64, within int, ok bool) {
-	skip += b.Ahead
-	for i, n := range b.Counts {
-		if skip < n {
-			return (b.Buckets[i] + 1) * pendingBucketBlocks, skip, true
-		}
-		skip -= n
+	i, within, ok := bucketOf(b.Counts, skip+b.Ahead)
+	if !ok {
+		return 0, 0, false
 	}
-	return 0, 0, false
+	return (b.Buckets[i] + 1) * pendingBucketBlocks, within, true
 }
 
 // WithdrawalBucketCounts returns the creation block bucket counts of the
