@@ -37,11 +37,14 @@ func feedArgsFrom(ctx context.Context, txHash, startAt, endAt *string, skip, tak
 }
 
 // feedPage runs one page of an event feed: the list now, within the
-// request's statement budget, and the count when meta.total is selected,
-// answered from the count cache by relation and filter when it holds it.
+// request's statement budget, and the count when meta.total is selected
+// and the page does not give it (see pageTotal), answered from the count
+// cache by relation and filter when it holds it. keptTotal says that
+// count gives a kept figure rather than the number of the list's rows, so
+// that the page never gives the total.
 func feedPage[K comparable, R, M any](ctx context.Context, p store.Page, relation string, filter K,
 	list func(context.Context, *store.DB) ([]R, error),
-	count func(context.Context, *store.DB) (int, error),
+	count func(context.Context, *store.DB) (int, error), keptTotal bool,
 	convert func(R) (M, error),
 ) ([]M, *model.PageMeta, error) {
 	l := loadersFor(ctx)
@@ -57,7 +60,11 @@ func feedPage[K comparable, R, M any](ctx context.Context, p store.Page, relatio
 	if err != nil {
 		return nil, nil, err
 	}
-	return data, pageMeta(p, cachedCount(l, relation, filter, spending(l, func(ctx context.Context) (int, error) { return count(ctx, db) }))), nil
+	total := cachedCount(l, relation, filter, spending(l, func(ctx context.Context) (int, error) { return count(ctx, db) }))
+	if keptTotal {
+		return data, countedPageMeta(p, total), nil
+	}
+	return data, pageMeta(p, len(rows), total), nil
 }
 
 // depositEventFromStore converts a deposit to its event form.

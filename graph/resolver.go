@@ -30,10 +30,36 @@ func spending[V any](l *loaders, read func(context.Context) (V, error)) func(con
 	}
 }
 
-// pageMeta returns the paging information of a page; total runs count when
-// a query selects it.
-func pageMeta(p store.Page, count func(context.Context) (int, error)) *model.PageMeta {
+// pageMeta returns the paging information of a page of rows rows; total
+// runs count when a query selects it, unless the page itself gives the
+// total (see pageTotal).
+func pageMeta(p store.Page, rows int, count func(context.Context) (int, error)) *model.PageMeta {
+	if total, ok := pageTotal(p, rows); ok {
+		count = func(context.Context) (int, error) { return total, nil }
+	}
+	return countedPageMeta(p, count)
+}
+
+// countedPageMeta returns the paging information of a page whose total
+// count always gives, for lists whose total is not the number of rows the
+// pages read.
+func countedPageMeta(p store.Page, count func(context.Context) (int, error)) *model.PageMeta {
 	return &model.PageMeta{Skip: p.Skip, Take: p.Take, Count: count}
+}
+
+// pageTotal returns the number of rows of a whole list, known from one
+// page of it of rows rows when the page holds the list's end: a page with
+// fewer rows than it could take that starts at the list's start or holds
+// at least one row ends the list, so the list has skip+rows. Otherwise
+// (a full page, or an empty one past the start) the total is unknown.
+// The page and its list must be read with the same filter; a short page
+// then saves the count statement, which most pages of one staker's or
+// one operator's records are.
+func pageTotal(p store.Page, rows int) (total int, ok bool) {
+	if rows >= p.Take || (rows == 0 && p.Skip > 0) {
+		return 0, false
+	}
+	return p.Skip + rows, true
 }
 
 // mapList converts each row with convert.
@@ -232,7 +258,7 @@ func delegationEventPage(ctx context.Context, relation, owner string, args event
 	}
 	return &model.DelegationEventPage{
 		Data: mapList(rows, delegationEventFromStore),
-		Meta: pageMeta(args.Page, loadCount(ctx, relation, counts, owner, args.Filter)),
+		Meta: pageMeta(args.Page, len(rows), loadCount(ctx, relation, counts, owner, args.Filter)),
 	}, nil
 }
 
@@ -266,7 +292,7 @@ func memberPage(ctx context.Context, relation, parent string, args memberArgs,
 	}
 	return &model.OperatorSetMemberPage{
 		Data: mapList(rows, operatorSetMemberFromStore),
-		Meta: pageMeta(args.Page, loadCount(ctx, relation, counts, parent, args.Status)),
+		Meta: pageMeta(args.Page, len(rows), loadCount(ctx, relation, counts, parent, args.Status)),
 	}, nil
 }
 
@@ -283,6 +309,6 @@ func slashingPage(ctx context.Context, relation, parent string, page store.Page,
 	}
 	return &model.SlashingPage{
 		Data: mapList(rows, slashingFromStore),
-		Meta: pageMeta(page, loadCount(ctx, relation, counts, parent, struct{}{})),
+		Meta: pageMeta(page, len(rows), loadCount(ctx, relation, counts, parent, struct{}{})),
 	}, nil
 }

@@ -82,7 +82,7 @@ func (r *avsResolver) Operators(ctx context.Context, obj *model.Avs, searchMode 
 	}
 	return &model.AvsOperatorPage{
 		Data: mapList(rows, func(x store.AVSOperator) *model.AvsOperator { return avsOperatorFromStore(&x) }),
-		Meta: pageMeta(page, loadCount(ctx, "avs operators", loadersFor(ctx).avsOperatorCounts, obj.Address, filter)),
+		Meta: pageMeta(page, len(rows), loadCount(ctx, "avs operators", loadersFor(ctx).avsOperatorCounts, obj.Address, filter)),
 	}, nil
 }
 
@@ -102,9 +102,16 @@ func (r *avsResolver) Stakers(ctx context.Context, obj *model.Avs, updatedSince 
 	}
 	data := mapList(rows, func(s store.OperatorStaker) *model.Staker { return stakerFromStore(&s.Staker) })
 	prefetchStakerShares(ctx, data)
+	count := loadCount(ctx, "avs stakers", loadersFor(ctx).avsStakerCounts, obj.Address, filter)
+	meta := pageMeta(page, len(rows), count)
+	if filter == (store.StakerFilter{}) {
+		// The total of all an AVS's stakers is its refreshed
+		// totalStakers, which the page does not give.
+		meta = countedPageMeta(page, count)
+	}
 	return &model.StakerPage{
 		Data: data,
-		Meta: pageMeta(page, loadCount(ctx, "avs stakers", loadersFor(ctx).avsStakerCounts, obj.Address, filter)),
+		Meta: meta,
 	}, nil
 }
 
@@ -129,7 +136,7 @@ func (r *avsResolver) OperatorSets(ctx context.Context, obj *model.Avs, skip *in
 	}
 	return &model.OperatorSetPage{
 		Data: mapList(rows, func(s store.OperatorSet) *model.OperatorSet { return operatorSetFromStore(&s) }),
-		Meta: pageMeta(page, loadCount(ctx, "avs operator sets", loadersFor(ctx).avsOperatorSetCounts, obj.Address, struct{}{})),
+		Meta: pageMeta(page, len(rows), loadCount(ctx, "avs operator sets", loadersFor(ctx).avsOperatorSetCounts, obj.Address, struct{}{})),
 	}, nil
 }
 
@@ -438,7 +445,7 @@ func (r *operatorResolver) Stakers(ctx context.Context, obj *model.Operator, ski
 	prefetchStakerShares(ctx, data)
 	return &model.StakerPage{
 		Data: data,
-		Meta: pageMeta(page, loadCount(ctx, "operator stakers", loadersFor(ctx).operatorStakerCounts, obj.Address, struct{}{})),
+		Meta: pageMeta(page, len(rows), loadCount(ctx, "operator stakers", loadersFor(ctx).operatorStakerCounts, obj.Address, struct{}{})),
 	}, nil
 }
 
@@ -472,7 +479,7 @@ func (r *operatorResolver) Allocations(ctx context.Context, obj *model.Operator,
 	}
 	return &model.AllocationPage{
 		Data: mapList(rows, allocationFromStore),
-		Meta: pageMeta(page, loadCount(ctx, "operator allocations", loadersFor(ctx).operatorAllocationCounts, obj.Address, struct{}{})),
+		Meta: pageMeta(page, len(rows), loadCount(ctx, "operator allocations", loadersFor(ctx).operatorAllocationCounts, obj.Address, struct{}{})),
 	}, nil
 }
 
@@ -547,7 +554,7 @@ func (r *operatorSetResolver) RewardsSubmissions(ctx context.Context, obj *model
 	}
 	return &model.RewardsSubmissionPage{
 		Data: mapList(rows, func(s store.RewardsSubmission) *model.RewardsSubmission { return rewardsSubmissionFromStore(&s) }),
-		Meta: pageMeta(page, loadCount(ctx, "operator set submissions", loadersFor(ctx).setSubmissionCounts, key, struct{}{})),
+		Meta: pageMeta(page, len(rows), loadCount(ctx, "operator set submissions", loadersFor(ctx).setSubmissionCounts, key, struct{}{})),
 	}, nil
 }
 
@@ -599,7 +606,7 @@ func (r *queryResolver) AvsList(ctx context.Context, searchMode *model.SearchMod
 	}
 	return &model.AvsPage{
 		Data: mapList(rows, func(a store.AVS) *model.Avs { return avsFromStore(&a) }),
-		Meta: pageMeta(page, cachedCount(l, "avs", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountAVS(ctx, filter) }))),
+		Meta: pageMeta(page, len(rows), cachedCount(l, "avs", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountAVS(ctx, filter) }))),
 	}, nil
 }
 
@@ -621,7 +628,7 @@ func (r *queryResolver) AvsAddresses(ctx context.Context, searchMode *model.Sear
 	}
 	return &model.AvsAddressPage{
 		Data: mapList(rows, func(a store.AVS) *model.AvsAddress { return avsAddressFromStore(&a) }),
-		Meta: pageMeta(page, cachedCount(l, "avs", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountAVS(ctx, filter) }))),
+		Meta: pageMeta(page, len(rows), cachedCount(l, "avs", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountAVS(ctx, filter) }))),
 	}, nil
 }
 
@@ -669,7 +676,7 @@ func (r *queryResolver) Operators(ctx context.Context, searchMode *model.SearchM
 	}
 	return &model.OperatorPage{
 		Data: data,
-		Meta: pageMeta(page, cachedCount(l, "operators", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountOperators(ctx, filter) }))),
+		Meta: pageMeta(page, len(addresses), cachedCount(l, "operators", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountOperators(ctx, filter) }))),
 	}, nil
 }
 
@@ -700,7 +707,10 @@ func (r *queryResolver) Stakers(ctx context.Context, updatedSince *string, skip 
 	if !filter.UpdatedSince.IsZero() {
 		list, count = stakersUpdatedSince(ctx, filter.UpdatedSince, page)
 	}
-	data, meta, err := feedPage(ctx, page, "stakers", filter, list, count,
+	// The total of all the stakers is the last snapshot's, which the
+	// page does not give.
+	kept := filter == (store.StakerFilter{})
+	data, meta, err := feedPage(ctx, page, "stakers", filter, list, count, kept,
 		withErr(func(s store.Staker) *model.Staker { return stakerFromStore(&s) }))
 	if err != nil {
 		return nil, err
@@ -749,7 +759,7 @@ func (r *queryResolver) Withdrawals(ctx context.Context, stakerAddress *string, 
 	}
 	return &model.WithdrawalPage{
 		Data: data,
-		Meta: pageMeta(page, cachedCount(l, "withdrawals", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountWithdrawals(ctx, filter) }))),
+		Meta: pageMeta(page, len(rows), cachedCount(l, "withdrawals", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountWithdrawals(ctx, filter) }))),
 	}, nil
 }
 
@@ -794,7 +804,7 @@ func (r *queryResolver) OperatorSets(ctx context.Context, avs *string, skip *int
 	}
 	return &model.OperatorSetPage{
 		Data: mapList(rows, func(s store.OperatorSet) *model.OperatorSet { return operatorSetFromStore(&s) }),
-		Meta: pageMeta(page, cachedCount(l, "operator sets", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountOperatorSets(ctx, filter) }))),
+		Meta: pageMeta(page, len(rows), cachedCount(l, "operator sets", filter, spending(l, func(ctx context.Context) (int, error) { return db.CountOperatorSets(ctx, filter) }))),
 	}, nil
 }
 
@@ -826,7 +836,7 @@ func (r *queryResolver) Slashings(ctx context.Context, avs *string, operator *st
 	}
 	return &model.SlashingPage{
 		Data: mapList(rows, slashingFromStore),
-		Meta: pageMeta(page, cachedCount(l, "slashings", slashingsKeyOf(filter), spending(l, func(ctx context.Context) (int, error) { return db.CountSlashings(ctx, filter) }))),
+		Meta: pageMeta(page, len(rows), cachedCount(l, "slashings", slashingsKeyOf(filter), spending(l, func(ctx context.Context) (int, error) { return db.CountSlashings(ctx, filter) }))),
 	}, nil
 }
 
@@ -895,7 +905,7 @@ func (r *queryResolver) DelegationEvents(ctx context.Context, txHash *string, ty
 		func(ctx context.Context, db *store.DB) ([]store.DelegationEvent, error) {
 			return db.ListDelegationEvents(ctx, f, args.Page)
 		},
-		func(ctx context.Context, db *store.DB) (int, error) { return db.CountDelegationEvents(ctx, f) },
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountDelegationEvents(ctx, f) }, false,
 		withErr(delegationEventFromStore))
 	if err != nil {
 		return nil, err
@@ -916,7 +926,7 @@ func (r *queryResolver) Deposits(ctx context.Context, stakerAddress *string, tok
 	}
 	data, meta, err := feedPage(ctx, page, "deposits", f,
 		func(ctx context.Context, db *store.DB) ([]store.Deposit, error) { return db.ListDeposits(ctx, f, page) },
-		func(ctx context.Context, db *store.DB) (int, error) { return db.CountDeposits(ctx, f) },
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountDeposits(ctx, f) }, false,
 		withErr(depositFromStore))
 	if err != nil {
 		return nil, err
@@ -942,7 +952,7 @@ func (r *queryResolver) DepositEvents(ctx context.Context, txHash *string, token
 		func(ctx context.Context, db *store.DB) ([]store.Deposit, error) {
 			return db.ListDeposits(ctx, f, args.Page)
 		},
-		func(ctx context.Context, db *store.DB) (int, error) { return db.CountDeposits(ctx, f) },
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountDeposits(ctx, f) }, false,
 		depositEventFromStore)
 	if err != nil {
 		return nil, err
@@ -978,7 +988,7 @@ func (r *queryResolver) WithdrawalEvents(ctx context.Context, txHash *string, ty
 		func(ctx context.Context, db *store.DB) ([]store.WithdrawalEvent, error) {
 			return db.ListWithdrawalEvents(ctx, f, args.Page)
 		},
-		func(ctx context.Context, db *store.DB) (int, error) { return db.CountWithdrawalEvents(ctx, f) },
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountWithdrawalEvents(ctx, f) }, false,
 		withdrawalEventFromStore)
 	if err != nil {
 		return nil, err
@@ -1008,7 +1018,7 @@ func (r *queryResolver) RewardsEvents(ctx context.Context, txHash *string, rewar
 		func(ctx context.Context, db *store.DB) ([]store.RewardsEvent, error) {
 			return db.ListRewardsEvents(ctx, f, args.Page)
 		},
-		func(ctx context.Context, db *store.DB) (int, error) { return db.CountRewardsEvents(ctx, f) },
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountRewardsEvents(ctx, f) }, false,
 		rewardsEventFromStore)
 	if err != nil {
 		return nil, err
@@ -1037,7 +1047,7 @@ func (r *queryResolver) RegistrationEvents(ctx context.Context, txHash *string, 
 		func(ctx context.Context, db *store.DB) ([]store.RegistrationEvent, error) {
 			return db.ListRegistrationEvents(ctx, f, args.Page)
 		},
-		func(ctx context.Context, db *store.DB) (int, error) { return db.CountRegistrationEvents(ctx, f) },
+		func(ctx context.Context, db *store.DB) (int, error) { return db.CountRegistrationEvents(ctx, f) }, false,
 		registrationEventFromStore)
 	if err != nil {
 		return nil, err
@@ -1167,7 +1177,7 @@ func (r *stakerResolver) Withdrawals(ctx context.Context, obj *model.Staker, sta
 	}
 	return &model.WithdrawalPage{
 		Data: data,
-		Meta: pageMeta(page, loadCount(ctx, "staker withdrawals", loadersFor(ctx).stakerWithdrawalCounts, obj.Address, st)),
+		Meta: pageMeta(page, len(rows), loadCount(ctx, "staker withdrawals", loadersFor(ctx).stakerWithdrawalCounts, obj.Address, st)),
 	}, nil
 }
 
@@ -1206,7 +1216,7 @@ func (r *stakerResolver) Deposits(ctx context.Context, obj *model.Staker, skip *
 	}
 	return &model.DepositPage{
 		Data: mapList(rows, depositFromStore),
-		Meta: pageMeta(page, loadCount(ctx, "staker deposits", loadersFor(ctx).stakerDepositCounts, obj.Address, struct{}{})),
+		Meta: pageMeta(page, len(rows), loadCount(ctx, "staker deposits", loadersFor(ctx).stakerDepositCounts, obj.Address, struct{}{})),
 	}, nil
 }
 
