@@ -212,6 +212,13 @@ func TestGraphQLErrorsAreFailures(t *testing.T) {
 			body = `{"errors":[` + strings.Join(errs, ",") + `],"data":{"operator":{"address":"0x1"}}}`
 		case r.URL.Query().Get("invalid") != "":
 			body = `{"errors":[{"message":"bad","extensions":{"code":"bad_request"}}],"data":null}`
+		case r.URL.Query().Get("spaced") != "":
+			// Whitespace longer than the head that is decompressed to
+			// look for errors.
+			body = strings.Repeat(" \n", 100) + `{"errors":[{"message":"bad","extensions":{"code":"bad_request"}}],"data":null}`
+		case r.URL.Query().Get("long") != "":
+			// A long answer without errors that mentions them later on.
+			body = `{"data":{"text":"` + strings.Repeat("x", 100000) + `","errors":[]}}`
 		}
 		w.Header().Set("Content-Encoding", "gzip")
 		zw := gzip.NewWriter(w)
@@ -228,6 +235,15 @@ func TestGraphQLErrorsAreFailures(t *testing.T) {
 	}
 	partial := c.Do(context.Background(), Request{Method: "POST", Target: "/graphql?partial=1", Body: []byte(`{}`)})
 	invalid := c.Do(context.Background(), Request{Method: "POST", Target: "/graphql?invalid=1", Body: []byte(`{}`)})
+	spaced := c.Do(context.Background(), Request{Method: "POST", Target: "/graphql?spaced=1", Body: []byte(`{}`)})
+	long := c.Do(context.Background(), Request{Method: "POST", Target: "/graphql?long=1", Body: []byte(`{}`)})
+	if !partial.GraphQLError || !invalid.GraphQLError || !spaced.GraphQLError || long.GraphQLError {
+		t.Errorf("GraphQL errors: partial %v, invalid %v, spaced %v, long %v; want true, true, true, false",
+			partial.GraphQLError, invalid.GraphQLError, spaced.GraphQLError, long.GraphQLError)
+	}
+	if !strings.Contains(spaced.Snippet, `"bad"`) {
+		t.Errorf("spaced: snippet %q does not hold the error", spaced.Snippet)
+	}
 	if !failed.GraphQLUnavailable || !partial.GraphQLUnavailable || invalid.GraphQLUnavailable || ok.GraphQLUnavailable {
 		t.Errorf("unavailable: failed %v, partial %v, invalid %v, ok %v; want true, true, false, false",
 			failed.GraphQLUnavailable, partial.GraphQLUnavailable, invalid.GraphQLUnavailable, ok.GraphQLUnavailable)
