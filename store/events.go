@@ -252,9 +252,10 @@ type WithdrawalEvent struct {
 
 // branches returns the SELECTs of the sort keys (time, block, log index)
 // of the queued and completed events matching f, each ordered newest first
-// and limited to limit rows (a placeholder); a Type filter leaves one
-// branch out.
-func (f WithdrawalEventFilter) branches(q *queryArgs, limit string) []string {
+// and limited to limit rows (a placeholder or an expression); a Type
+// filter leaves one branch out. before, unless empty, is an expression of
+// a time that the events must be earlier than.
+func (f WithdrawalEventFilter) branches(q *queryArgs, limit, before string) []string {
 	var common []string
 	if f.Root != "" {
 		common = append(common, "w.withdrawal_root = "+q.add(f.Root))
@@ -276,6 +277,9 @@ func (f WithdrawalEventFilter) branches(q *queryArgs, limit string) []string {
 	var out []string
 	if f.Type == "" || f.Type == WithdrawalEventQueued {
 		conds := append([]string{"w.created_at >= " + start, "w.created_at <= " + end}, common...)
+		if before != "" {
+			conds = append(conds, "w.created_at < "+before)
+		}
 		if tx != "" {
 			conds = append(conds, "w.tx_hash = "+tx)
 		}
@@ -288,6 +292,9 @@ func (f WithdrawalEventFilter) branches(q *queryArgs, limit string) []string {
 	}
 	if f.Type == "" || f.Type == WithdrawalEventCompleted {
 		conds := append([]string{"w.is_completed", "w.completed_at >= " + start, "w.completed_at <= " + end}, common...)
+		if before != "" {
+			conds = append(conds, "w.completed_at < "+before)
+		}
 		if tx != "" {
 			conds = append(conds, "w.completed_tx_hash = "+tx)
 		}
@@ -306,21 +313,41 @@ func (f WithdrawalEventFilter) branches(q *queryArgs, limit string) []string {
 // f, newest first. Each branch (queued, completed) reads the sort keys of
 // at most skip+take events from its index, without visiting the table;
 // the page is cut from their merge, and only its withdrawals are read.
+//
+// A deep page of the whole feed over a range holding a whole UTC day
+// starts in the day that holds its first event: the kept day counts of
+// both kinds of event, summed from the newest day down (with the partial
+// days at the range's edges counted as CountWithdrawalEvents counts
+// them), give that day and the events of the newer days, so that each
+// branch skips only within the day. Walking the skipped events instead
+// took 2 ms alone at skip 8,056 of a week (the merge of 8,068 keys of
+// each branch).
 func (db *DB) ListWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter, p Page) ([]WithdrawalEvent, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	var q queryArgs
-	limit := q.add(p.Skip + p.Take)
+	with, skip, before := "", q.add(p.Skip), ""
+	if p.Skip >= bucketSkip && f.byDay() && hasWholeDay(f.Start, f.End) {
+		with = bucketStart(dayBuckets(&q, f.dayCountedFeeds(), f.Start, f.End, func(feed string, from, to time.Time) string {
+			g := f
+			g.Type, g.Start, g.End = withdrawalEventOfFeed[feed], from, to
+			return "SELECT count(*) FROM (" + g.branches(&q, "ALL", "")[0] + ") b"
+		}), "DESC", skip)
+		before = "(SELECT (start.bucket + 1)::timestamp AT TIME ZONE 'UTC' FROM start)"
+		skip = "(SELECT start.skip FROM start)"
+	}
+	take := q.add(p.Take)
+	limit := "(" + skip + "::bigint + " + take + "::bigint)"
 	union := ""
-	for i, b := range f.branches(&q, limit) {
+	for i, b := range f.branches(&q, limit, before) {
 		if i > 0 {
 			union += "\n\t\t\tUNION ALL"
 		}
 		union += "\n\t\t\t(" + b + ")"
 	}
 	out := make([]WithdrawalEvent, 0, rowsFor(p.Take))
-	if err := db.selectPrepared(ctx, &out, `
+	if err := db.selectPrepared(ctx, &out, with+`
 		SELECT x.type, w.tx_hash, x.block_number, x.log_index, x.block_time,
 		       w.withdrawal_root, w.nonce::text AS nonce, w.staker_address, w.delegated_to,
 		       w.withdrawer_address, w.start_block,
@@ -329,7 +356,7 @@ func (db *DB) ListWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter,
 			SELECT * FROM (`+union+`
 			) e
 			ORDER BY e.block_time DESC, e.block_number DESC, e.log_index DESC
-			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
+			LIMIT `+take+` OFFSET `+skip+`
 		) x
 		CROSS JOIN LATERAL (
 			-- The event's withdrawal, by the event's block and log index.
@@ -359,10 +386,35 @@ func (db *DB) ListWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter,
 	return out, nil
 }
 
+// byDay reports whether f selects whole kinds of withdrawal events over
+// its range, which the kept day counts count.
+func (f WithdrawalEventFilter) byDay() bool {
+	return f.TxHash == "" && f.Root == "" && f.DelegatedTo == "" && f.Withdrawer == "" && f.Staker == ""
+}
+
+// withdrawalEventOfFeed is the kind of withdrawal event that each day
+// counted feed of withdrawal events counts.
+var withdrawalEventOfFeed = map[string]string{
+	dayCountedWithdrawalQueued:    WithdrawalEventQueued,
+	dayCountedWithdrawalCompleted: WithdrawalEventCompleted,
+}
+
+// dayCountedFeeds returns the day counted feeds of the kinds of event f
+// selects.
+func (f WithdrawalEventFilter) dayCountedFeeds() []string {
+	var feeds []string
+	for _, feed := range []string{dayCountedWithdrawalQueued, dayCountedWithdrawalCompleted} {
+		if f.Type == "" || f.Type == withdrawalEventOfFeed[feed] {
+			feeds = append(feeds, feed)
+		}
+	}
+	return feeds
+}
+
 // CountWithdrawalEvents returns the number of withdrawal events matching f.
 func (db *DB) CountWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter) (int, error) {
 	var q queryArgs
-	byDay := f.TxHash == "" && f.Root == "" && f.DelegatedTo == "" && f.Withdrawer == "" && f.Staker == ""
+	byDay := f.byDay()
 	var sums []string
 	for _, typ := range []string{WithdrawalEventQueued, WithdrawalEventCompleted} {
 		if f.Type != "" && f.Type != typ {
@@ -371,7 +423,7 @@ func (db *DB) CountWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter
 		count := func(from, to time.Time) string {
 			g := f
 			g.Type, g.Start, g.End = typ, from, to
-			return "SELECT count(*) FROM (" + g.branches(&q, "ALL")[0] + ") b"
+			return "SELECT count(*) FROM (" + g.branches(&q, "ALL", "")[0] + ") b"
 		}
 		feed := dayCountedWithdrawalQueued
 		if typ == WithdrawalEventCompleted {

@@ -61,6 +61,69 @@ func TestWithdrawalEventPages(t *testing.T) {
 	}
 }
 
+// TestDeepWithdrawalEventPages checks deep pages of the withdrawal event
+// feed, which start at the day the kept day counts point to, against the
+// plain ordering of the events of the range: ranges whose edges fall early
+// and late in a day and at midnight (the partial days counted from either
+// side), each type and both together, skips across day boundaries and up
+// to and past the end.
+func TestDeepWithdrawalEventPages(t *testing.T) {
+	db := maintainedWorld(t)
+	defer store.SetBucketSkip(10)()
+	ctx := context.Background()
+	sql := storetest.SQL(t, db)
+	var last time.Time
+	if err := sql.QueryRowContext(ctx, `SELECT greatest(max(created_at), max(completed_at)) FROM withdrawals`).Scan(&last); err != nil {
+		t.Fatal(err)
+	}
+	const day = 24 * time.Hour
+	midnight := last.UTC().Truncate(day)
+	ranges := [][2]time.Time{
+		{midnight.Add(-7*day + 3*time.Hour), midnight.Add(-day + 5*time.Hour)},     // early in the day at both edges
+		{midnight.Add(-9*day + 20*time.Hour), midnight.Add(-2*day + 19*time.Hour)}, // late in the day at both edges
+		{midnight.Add(-8 * day), midnight.Add(-3 * day)},                           // midnights
+		{midnight.Add(-30*day + 11*time.Hour), last},                               // a month to the last event
+	}
+	for _, r := range ranges {
+		for _, typ := range []string{"", store.WithdrawalEventQueued} {
+			f := store.WithdrawalEventFilter{Start: r[0], End: r[1], Type: typ}
+			var keys []string
+			if err := sql.SelectContext(ctx, &keys, `
+				SELECT type || ' ' || block || ' ' || log FROM (
+					SELECT 'WITHDRAWAL_QUEUED' AS type, created_at AS at, block_number AS block, log_index AS log
+					FROM withdrawals
+					UNION ALL
+					SELECT 'WITHDRAWAL_COMPLETED', completed_at, completed_block, completed_log_index
+					FROM withdrawals WHERE is_completed
+				) e
+				WHERE ($1 = '' OR type = $1) AND at >= $2 AND at <= $3
+				ORDER BY at DESC, block DESC, log DESC`, typ, r[0], r[1]); err != nil {
+				t.Fatal(err)
+			}
+			total := len(keys)
+			if total < 100 {
+				t.Fatalf("%s to %s, type %q: %d events; the test needs 100", r[0], r[1], typ, total)
+			}
+			skips := []int{10, 11, 57, total / 3, total / 2, total - 7, total - 1, total, total + 3}
+			for _, skip := range skips {
+				got, err := db.ListWithdrawalEvents(ctx, f, store.Page{Skip: skip, Take: 12})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := keys[min(skip, total):min(skip+12, total)]
+				if len(got) != len(want) {
+					t.Fatalf("%s to %s, type %q, skip %d: %d events; want %d", r[0], r[1], typ, skip, len(got), len(want))
+				}
+				for i, e := range got {
+					if k := fmt.Sprintf("%s %d %d", e.Type, e.BlockNumber, e.LogIndex); k != want[i] {
+						t.Fatalf("%s to %s, type %q, skip %d: event %d is %s; want %s", r[0], r[1], typ, skip, i, k, want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestStakerPages checks pages of the staker list, read by address from an
 // index, against the plain ordering, with and without an update time (one
 // within a day, one at a midnight, so that the partial first day of the
