@@ -41,8 +41,8 @@ func pageMeta(p store.Page, rows int, count func(context.Context) (int, error)) 
 }
 
 // countedPageMeta returns the paging information of a page whose total
-// count always gives, for lists whose total is not the number of rows the
-// pages read.
+// always comes from count: for lists whose total is a kept figure rather
+// than the number of rows their pages read.
 func countedPageMeta(p store.Page, count func(context.Context) (int, error)) *model.PageMeta {
 	return &model.PageMeta{Skip: p.Skip, Take: p.Take, Count: count}
 }
