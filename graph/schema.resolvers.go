@@ -103,11 +103,13 @@ func (r *avsResolver) Stakers(ctx context.Context, obj *model.Avs, updatedSince 
 	data := mapList(rows, func(s store.OperatorStaker) *model.Staker { return stakerFromStore(&s.Staker) })
 	prefetchStakerShares(ctx, data)
 	count := loadCount(ctx, "avs stakers", loadersFor(ctx).avsStakerCounts, obj.Address, filter)
-	meta := pageMeta(page, len(rows), count)
+	var meta *model.PageMeta
 	if filter == (store.StakerFilter{}) {
 		// The total of all an AVS's stakers is its refreshed
 		// totalStakers, which the page does not give.
 		meta = countedPageMeta(page, count)
+	} else {
+		meta = pageMeta(page, len(rows), count)
 	}
 	return &model.StakerPage{
 		Data: data,
