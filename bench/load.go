@@ -170,8 +170,9 @@ var gzipReaders sync.Pool
 // been about a fifth of the load generator's CPU on the GraphQL
 // operations, taken from the server under test on the same machine.
 func startsWithErrors(body []byte, encoding string) bool {
+	whole := func() bool { return bytes.HasPrefix(bytes.TrimSpace(decompressed(body, encoding)), errorsFirst) }
 	if encoding != "gzip" {
-		return bytes.HasPrefix(bytes.TrimSpace(body), errorsFirst)
+		return whole()
 	}
 	zr, _ := gzipReaders.Get().(*gzip.Reader)
 	var err error
@@ -181,7 +182,7 @@ func startsWithErrors(body []byte, encoding string) bool {
 		err = zr.Reset(bytes.NewReader(body))
 	}
 	if err != nil {
-		return bytes.HasPrefix(bytes.TrimSpace(decompressed(body, encoding)), errorsFirst)
+		return whole()
 	}
 	defer gzipReaders.Put(zr)
 	var head [64]byte
@@ -189,7 +190,7 @@ func startsWithErrors(body []byte, encoding string) bool {
 	start := bytes.TrimLeft(head[:n], " \t\r\n")
 	if n == len(head) && len(start) < len(errorsFirst) {
 		// Whitespace fills the head: look at the whole body.
-		return bytes.HasPrefix(bytes.TrimSpace(decompressed(body, encoding)), errorsFirst)
+		return whole()
 	}
 	return bytes.HasPrefix(start, errorsFirst)
 }
