@@ -96,18 +96,20 @@ func withdrawalEventFromStore(e store.WithdrawalEvent) (*model.WithdrawalEvent, 
 		return nil, fmt.Errorf("withdrawal %s: nonce %s out of range", e.WithdrawalRoot, e.Nonce)
 	}
 	n := len(e.Strategies)
-	if len(e.Shares) != n || len(e.UnderlyingTokens) != n || len(e.UnderlyingValues) != n || len(e.ETHValues) != n {
+	// The token and values were read for every strategy or for none.
+	withValues := e.UnderlyingTokens != nil || e.UnderlyingValues != nil || e.ETHValues != nil
+	if len(e.Shares) != n || withValues && (len(e.UnderlyingTokens) != n || len(e.UnderlyingValues) != n || len(e.ETHValues) != n) {
 		return nil, fmt.Errorf("withdrawal %s: strategy columns of unequal length", e.WithdrawalRoot)
 	}
 	strategies := make([]*model.WithdrawalEventStrategy, n)
 	for i := range e.Strategies {
-		strategies[i] = &model.WithdrawalEventStrategy{
-			Strategy:        e.Strategies[i],
-			Shares:          e.Shares[i],
-			UnderlyingToken: nonEmpty(e.UnderlyingTokens[i]),
-			UnderlyingValue: optionalFloat(nonEmpty(e.UnderlyingValues[i])),
-			EthValue:        optionalFloat(nonEmpty(e.ETHValues[i])),
+		s := &model.WithdrawalEventStrategy{Strategy: e.Strategies[i], Shares: e.Shares[i]}
+		if withValues {
+			s.UnderlyingToken = nonEmpty(e.UnderlyingTokens[i])
+			s.UnderlyingValue = optionalFloat(nonEmpty(e.UnderlyingValues[i]))
+			s.EthValue = optionalFloat(nonEmpty(e.ETHValues[i]))
 		}
+		strategies[i] = s
 	}
 	return &model.WithdrawalEvent{
 		Tx:          e.TxHash,

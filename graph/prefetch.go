@@ -137,6 +137,20 @@ func selectsWithdrawalShareValues(ctx context.Context) bool {
 	})
 }
 
+// withdrawalEventAmountFields are the fields of WithdrawalEventStrategy
+// that a withdrawal event gives without reading its strategies.
+var withdrawalEventAmountFields = []string{"strategy", "shares", "__typename"}
+
+// selectsWithdrawalEventValues reports whether the operation of ctx may
+// need the underlying tokens and values of withdrawal events' strategies:
+// whether it selects a field of WithdrawalEventStrategy other than the
+// amounts; without an operation, it may.
+func selectsWithdrawalEventValues(ctx context.Context) bool {
+	return operationSelectsAny(ctx, func(object, field string) bool {
+		return object == "WithdrawalEventStrategy" && !slices.Contains(withdrawalEventAmountFields, field)
+	}, true)
+}
+
 // selectsWithin reports whether, in set, a selection of field of object
 // (included for vars) selects a field for which match is true (see
 // selects).

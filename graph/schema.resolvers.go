@@ -988,7 +988,7 @@ func (r *queryResolver) WithdrawalEvents(ctx context.Context, txHash *string, ty
 	}
 	data, meta, err := feedPage(ctx, args.Page, "withdrawal events", f,
 		func(ctx context.Context, db *store.DB) ([]store.WithdrawalEvent, error) {
-			return db.ListWithdrawalEvents(ctx, f, args.Page)
+			return db.ListWithdrawalEvents(ctx, f, args.Page, selectsWithdrawalEventValues(ctx))
 		},
 		func(ctx context.Context, db *store.DB) (int, error) { return db.CountWithdrawalEvents(ctx, f) }, false,
 		withdrawalEventFromStore)

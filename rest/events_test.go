@@ -2,7 +2,9 @@ package rest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -91,6 +93,17 @@ func argOf(e map[string]any, name string) string {
 	args, _ := e["args"].(map[string]any)
 	s, _ := args[name].(string)
 	return s
+}
+
+// strategiesOf returns the strategies of an event's args.
+func strategiesOf(e map[string]any) []map[string]any {
+	args, _ := e["args"].(map[string]any)
+	list, _ := args["strategies"].([]any)
+	out := make([]map[string]any, len(list))
+	for i, s := range list {
+		out[i], _ = s.(map[string]any)
+	}
+	return out
 }
 
 // keyOf identifies an event within a feed.
@@ -246,6 +259,50 @@ func testEventFeeds(t *testing.T, c *client) {
 			v := argOf(e, f.arg)
 			requireSubset(t, f.param, all, c.feed(t, at("/events/withdrawal", "withTokenData=true&withEthValue=true&"+f.param+"="+v)),
 				func(e map[string]any) bool { return argOf(e, f.arg) == v })
+		}
+		// The strategies' underlying tokens and values are read only when
+		// asked for; the amounts are the same either way.
+		var tokens []struct{ Address, Token string }
+		if err := storetest.SQL(t, c.db).SelectContext(context.Background(), &tokens,
+			`SELECT address, COALESCE(underlying_token, '') AS token FROM strategies`); err != nil {
+			t.Fatal(err)
+		}
+		tokenOf := map[string]string{}
+		for _, s := range tokens {
+			tokenOf[s.Address] = s.Token
+		}
+		plain := c.feed(t, at("/events/withdrawal", ""))
+		if len(plain.Data) != len(all.Data) {
+			t.Fatalf("/events/withdrawal: %d events without token data; want %d", len(plain.Data), len(all.Data))
+		}
+		valued := 0
+		for i := range all.Data {
+			with, without := strategiesOf(all.Data[i]), strategiesOf(plain.Data[i])
+			if len(with) != len(without) || len(with) == 0 {
+				t.Fatalf("event %d: %d strategies with token data, %d without", i, len(with), len(without))
+			}
+			for j, s := range with {
+				o := without[j]
+				if s["strategy"] != o["strategy"] || s["shares"] != o["shares"] {
+					t.Errorf("event %d strategy %d: %v with token data, %v without", i, j, s, o)
+				}
+				for _, key := range []string{"underlyingToken", "underlyingValue", "ethValue"} {
+					if _, ok := o[key]; ok {
+						t.Errorf("event %d strategy %d has %s without token data: %v", i, j, key, o)
+					}
+				}
+				if want := tokenOf[s["strategy"].(string)]; want != "" {
+					if s["underlyingToken"] != want {
+						t.Errorf("event %d strategy %d: underlyingToken %v; want %s", i, j, s["underlyingToken"], want)
+					}
+					if v, err := strconv.ParseFloat(fmt.Sprint(s["underlyingValue"]), 64); err == nil && v > 0 {
+						valued++
+					}
+				}
+			}
+		}
+		if valued == 0 {
+			t.Error("no withdrawal event strategy has a positive underlyingValue")
 		}
 		// Each event agrees with its withdrawal.
 		var w map[string]any

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func TestWithdrawalEventPages(t *testing.T) {
 	for _, typ := range []string{"", store.WithdrawalEventQueued, store.WithdrawalEventCompleted} {
 		for _, skip := range []int{0, 1, 37, 150, 400} {
 			f := store.WithdrawalEventFilter{Start: first, End: last, Type: typ}
-			got, err := db.ListWithdrawalEvents(ctx, f, store.Page{Skip: skip, Take: 25})
+			got, err := db.ListWithdrawalEvents(ctx, f, store.Page{Skip: skip, Take: 25}, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,6 +56,28 @@ func TestWithdrawalEventPages(t *testing.T) {
 			for i, e := range got {
 				if s := fmt.Sprintf("%s %s %s %s", e.Type, e.TxHash, e.WithdrawalRoot, e.StakerAddress); s != want[i] {
 					t.Fatalf("type %q skip %d: event %d is %s; want %s", typ, skip, i, s, want[i])
+				}
+			}
+			// Without the values, the same events with the same strategies
+			// and shares, and nothing read from the strategies.
+			amounts, err := db.ListWithdrawalEvents(ctx, f, store.Page{Skip: skip, Take: 25}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(amounts) != len(got) {
+				t.Fatalf("type %q skip %d: %d events without values; want %d", typ, skip, len(amounts), len(got))
+			}
+			for i, e := range amounts {
+				if e.UnderlyingTokens != nil || e.UnderlyingValues != nil || e.ETHValues != nil {
+					t.Fatalf("type %q skip %d: event %d without values has %v %v %v", typ, skip, i, e.UnderlyingTokens, e.UnderlyingValues, e.ETHValues)
+				}
+				if len(got[i].UnderlyingTokens) != len(got[i].Strategies) {
+					t.Fatalf("type %q skip %d: event %d has %d tokens for %d strategies", typ, skip, i, len(got[i].UnderlyingTokens), len(got[i].Strategies))
+				}
+				w := got[i]
+				w.UnderlyingTokens, w.UnderlyingValues, w.ETHValues = nil, nil, nil
+				if !reflect.DeepEqual(e, w) {
+					t.Fatalf("type %q skip %d: event %d without values is\n%+v\nwant\n%+v", typ, skip, i, e, w)
 				}
 			}
 		}
@@ -106,7 +129,7 @@ func TestDeepWithdrawalEventPages(t *testing.T) {
 			}
 			skips := []int{10, 11, 57, total / 3, total / 2, total - 7, total - 1, total, total + 3}
 			for _, skip := range skips {
-				got, err := db.ListWithdrawalEvents(ctx, f, store.Page{Skip: skip, Take: 12})
+				got, err := db.ListWithdrawalEvents(ctx, f, store.Page{Skip: skip, Take: 12}, true)
 				if err != nil {
 					t.Fatal(err)
 				}

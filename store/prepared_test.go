@@ -131,7 +131,7 @@ func TestPreparedStatementsArePlannedOnce(t *testing.T) {
 		},
 		func(int) error { _, err := db.CountWithdrawalsByStakers(ctx, keys, ""); return err },
 		func(i int) error {
-			_, err := db.ListWithdrawalEvents(ctx, store.WithdrawalEventFilter{Start: events.Start, End: events.End}, store.Page{Skip: i, Take: 10})
+			_, err := db.ListWithdrawalEvents(ctx, store.WithdrawalEventFilter{Start: events.Start, End: events.End}, store.Page{Skip: i, Take: 10}, true)
 			return err
 		},
 		func(int) error {
