@@ -495,7 +495,7 @@ func TestStakerHoldingsStayExact(t *testing.T) {
 		if err := sql.GetContext(ctx, &bucketsWrong, `
 			SELECT count(*)
 			FROM staker_address_buckets b
-			FULL JOIN (SELECT left(address, 5) AS bucket, count(*) AS n FROM stakers GROUP BY 1) s USING (bucket)
+			FULL JOIN (SELECT left(address, 4) AS bucket, count(*) AS n FROM stakers GROUP BY 1) s USING (bucket)
 			WHERE b.n IS DISTINCT FROM s.n`); err != nil {
 			t.Fatal(err)
 		}
