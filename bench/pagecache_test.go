@@ -22,6 +22,13 @@ func TestWarmPageCache(t *testing.T) {
 	if err != nil || n != 70010 {
 		t.Errorf("WarmPageCache = %d, %v; want 70010 bytes", n, err)
 	}
+	// A file removed after the directory was listed reads as empty.
+	if n, err := readWhole(filepath.Join(dir, "gone"), make([]byte, 8)); n != 0 || err != nil {
+		t.Errorf("readWhole of a removed file = %d, %v; want 0, nil", n, err)
+	}
+	if n, err := readWhole(filepath.Join(dir, "base/1/b"), make([]byte, 8)); n != 70000 || err != nil {
+		t.Errorf("readWhole with a small buffer = %d, %v; want 70000, nil", n, err)
+	}
 	if _, err := WarmPageCache(filepath.Join(dir, "missing")); err == nil {
 		t.Error("a missing directory gave no error")
 	}
