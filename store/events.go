@@ -327,8 +327,8 @@ func (f WithdrawalEventFilter) branches(q *queryArgs, limit, before string) []st
 // withValues tells whether to read each strategy's underlying token and
 // the values of its shares; without them those three columns are NULL.
 // Computing the values (a numeric power and divisions for each strategy)
-// was half of a 12-event page's time in pgbench (0.56-0.62 ms with them,
-// 0.29-0.33 without), and most pages show only the amounts.
+// was half of a 12-event page's time or more in pgbench (0.62-0.93 ms
+// with them, 0.29-0.33 without), and most pages show only the amounts.
 func (db *DB) ListWithdrawalEvents(ctx context.Context, f WithdrawalEventFilter, p Page, withValues bool) ([]WithdrawalEvent, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
