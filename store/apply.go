@@ -155,7 +155,7 @@ func (tx *Tx) markDirty(ctx context.Context, since time.Time) error {
 		return nil
 	}
 	_, err := tx.execContext(ctx, `
-		UPDATE service_state SET dirty_since = LEAST(COALESCE(dirty_since, $1), $1)`, since.UTC())
+		UPDATE service_state SET dirty_since = LEAST(COALESCE(dirty_since, $1), $1) WHERE id`, since.UTC())
 	return err
 }
 

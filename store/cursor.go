@@ -273,7 +273,7 @@ func (tx *Tx) RollbackAfter(ctx context.Context, block uint64) error {
 	}
 	// SetHead never moves the head backwards; a rollback does. The head time
 	// is set by the SetHead that follows with the new head's position.
-	if _, err := tx.execContext(ctx, `UPDATE service_state SET head_block = LEAST(head_block, $1)`, b); err != nil {
+	if _, err := tx.execContext(ctx, `UPDATE service_state SET head_block = LEAST(head_block, $1) WHERE id`, b); err != nil {
 		return fmt.Errorf("rollback: head: %w", Classify(err))
 	}
 	return nil
@@ -377,7 +377,7 @@ func (tx *Tx) MetadataURIExists(ctx context.Context, u chain.MetadataURIUpdated)
 // writes that change what readers see but no aggregate (metadata
 // documents).
 func (tx *Tx) BumpDataVersion(ctx context.Context) error {
-	if _, err := tx.execContext(ctx, `UPDATE service_state SET data_version = data_version + 1`); err != nil {
+	if _, err := tx.execContext(ctx, `UPDATE service_state SET data_version = data_version + 1 WHERE id`); err != nil {
 		return fmt.Errorf("bump data version: %w", Classify(err))
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 // database without its service_state row yet is at version 0.
 func (db *DB) DataVersion(ctx context.Context) (int64, error) {
 	var v int64
-	err := db.getContext(ctx, &v, `SELECT data_version FROM service_state`)
+	err := db.getContext(ctx, &v, `SELECT data_version FROM service_state WHERE id`)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

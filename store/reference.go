@@ -137,7 +137,7 @@ func (tx *Tx) UpsertCuratedMetadata(ctx context.Context, items []CuratedMetadata
 		// appeared: have the next Refresh recompute those snapshots.
 		if _, err := tx.execContext(ctx, `
 			UPDATE service_state s SET dirty_since = LEAST(COALESCE(s.dirty_since, a.created_at), a.created_at)
-			FROM avs a WHERE a.address = $1`, m.AVSAddress); err != nil {
+			FROM avs a WHERE s.id AND a.address = $1`, m.AVSAddress); err != nil {
 			return fmt.Errorf("mark snapshots of %s: %w", m.AVSAddress, Classify(err))
 		}
 	}
@@ -147,7 +147,7 @@ func (tx *Tx) UpsertCuratedMetadata(ctx context.Context, items []CuratedMetadata
 // SetMinWithdrawalDelay stores the protocol's minimum withdrawal delay in
 // blocks, which decides when a queued withdrawal becomes withdrawable.
 func (tx *Tx) SetMinWithdrawalDelay(ctx context.Context, blocks uint64) error {
-	if _, err := tx.execContext(ctx, `UPDATE service_state SET min_withdrawal_delay_blocks = $1`, int64(blocks)); err != nil {
+	if _, err := tx.execContext(ctx, `UPDATE service_state SET min_withdrawal_delay_blocks = $1 WHERE id`, int64(blocks)); err != nil {
 		return fmt.Errorf("set withdrawal delay: %w", Classify(err))
 	}
 	return nil
@@ -159,7 +159,8 @@ func (tx *Tx) SetHead(ctx context.Context, head chain.Position) error {
 	if _, err := tx.execContext(ctx, `
 		UPDATE service_state
 		SET head_block = GREATEST(head_block, $1),
-		    head_time = CASE WHEN $1 >= head_block THEN $2 ELSE head_time END`,
+		    head_time = CASE WHEN $1 >= head_block THEN $2 ELSE head_time END
+		WHERE id`,
 		int64(head.BlockNumber), head.BlockTime.UTC()); err != nil {
 		return fmt.Errorf("set head: %w", Classify(err))
 	}

@@ -125,7 +125,7 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 	// The figures are as of the newest indexed block even when its time
 	// stamp is ahead of this clock: its events count at once.
 	var headTime *time.Time
-	if err := tx.getContext(ctx, &headTime, `SELECT head_time FROM service_state`); err != nil && !errors.Is(err, sql.ErrNoRows) {
+	if err := tx.getContext(ctx, &headTime, `SELECT head_time FROM service_state WHERE id`); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("refresh: read head: %w", Classify(err))
 	}
 	if headTime != nil && !headTime.Before(now) {
@@ -171,7 +171,7 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 		{"allocations", `
 			DELETE FROM allocations;
 			WITH RECURSIVE head AS (
-			    SELECT COALESCE((SELECT head_block FROM service_state), 0) AS head_block
+			    SELECT COALESCE((SELECT head_block FROM service_state WHERE id), 0) AS head_block
 			), events AS (
 			    SELECT operator_address, avs_address, operator_set_id, strategy_address,
 			           magnitude, effect_block, block_number, block_time,
@@ -381,7 +381,8 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 	}
 	if _, err := tx.execContext(ctx, `
 		UPDATE service_state
-		SET data_version = data_version + 1, refreshed_at = $1, dirty_since = NULL`, now.UTC()); err != nil {
+		SET data_version = data_version + 1, refreshed_at = $1, dirty_since = NULL
+		WHERE id`, now.UTC()); err != nil {
 		return fmt.Errorf("refresh version: %w", Classify(err))
 	}
 	return nil
@@ -394,7 +395,7 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 func (tx *Tx) refreshSnapshots(ctx context.Context, now time.Time) error {
 	var from, lastSnap, firstEvent *time.Time
 	if err := tx.queryRowxContext(ctx, `
-		SELECT (SELECT dirty_since FROM service_state),
+		SELECT (SELECT dirty_since FROM service_state WHERE id),
 		       (SELECT max(day)::timestamptz FROM daily_snapshots),
 		       (SELECT min(t) FROM (
 		            SELECT min(block_time) AS t FROM delegation_events

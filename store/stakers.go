@@ -124,7 +124,7 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, 
 	if f == (StakerFilter{}) && p.Skip > 0 {
 		start = `
 			WITH refreshed AS (
-			    SELECT NOT EXISTS (SELECT 1 FROM service_state WHERE dirty_since IS NOT NULL) AS yes
+			    SELECT NOT EXISTS (SELECT 1 FROM service_state WHERE id AND dirty_since IS NOT NULL) AS yes
 			)
 			(SELECT r.operator_address::text AS operator_address, ($3 - (r.through - r.total_stakers))::bigint AS skip
 			 FROM (

@@ -242,7 +242,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 // set.
 func (db *DB) RefreshIfStale(ctx context.Context, now time.Time) error {
 	var stale bool
-	if err := db.getContext(ctx, &stale, `SELECT EXISTS (SELECT 1 FROM service_state WHERE dirty_since IS NOT NULL)`); err != nil {
+	if err := db.getContext(ctx, &stale, `SELECT EXISTS (SELECT 1 FROM service_state WHERE id AND dirty_since IS NOT NULL)`); err != nil {
 		return fmt.Errorf("read staleness: %w", Classify(err))
 	}
 	if !stale {
@@ -268,7 +268,7 @@ func (db *DB) EnsureNetwork(ctx context.Context, network string) error {
 		return fmt.Errorf("record network: %w", Classify(err))
 	}
 	var have string
-	if err := db.getContext(ctx, &have, `SELECT network FROM service_state`); err != nil {
+	if err := db.getContext(ctx, &have, `SELECT network FROM service_state WHERE id`); err != nil {
 		return fmt.Errorf("read network: %w", Classify(err))
 	}
 	if have != network {

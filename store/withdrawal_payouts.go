@@ -38,7 +38,7 @@ func (db *DB) WithdrawalPayoutsByRoots(ctx context.Context, roots []string) ([]W
 		SELECT w.withdrawal_root AS owner, u.strategy_address, p.shares::text AS shares,
 		       u.scaled::text AS scaled_shares,`+sharesValueColumns("p.shares")+`
 		FROM withdrawals w
-		LEFT JOIN service_state st ON true
+		LEFT JOIN service_state st ON st.id
 		CROSS JOIN LATERAL unnest(w.strategies, w.shares, w.scaled_shares)
 		    WITH ORDINALITY AS u(strategy_address, shares, scaled, position)
 		CROSS JOIN LATERAL (

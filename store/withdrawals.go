@@ -112,7 +112,7 @@ func (s WithdrawalStatus) condition(alias string) (string, error) {
 		return "NOT " + alias + ".is_completed", nil
 	case WithdrawalQueuedWithdrawable:
 		return `NOT ` + alias + `.is_completed
-		  AND ` + alias + `.created_at_block <= (SELECT head_block - min_withdrawal_delay_blocks FROM service_state)`, nil
+		  AND ` + alias + `.created_at_block <= (SELECT head_block - min_withdrawal_delay_blocks FROM service_state WHERE id)`, nil
 	case WithdrawalCompleted:
 		return alias + ".is_completed", nil
 	default:
@@ -199,7 +199,7 @@ func (db *DB) ListWithdrawalsWith(ctx context.Context, f WithdrawalFilter, p Pag
 		query = `
 		SELECT ` + withdrawalColumns + `
 		FROM withdrawals w
-		LEFT JOIN service_state st ON true
+		LEFT JOIN service_state st ON st.id
 		` + where(conds...) + `
 		ORDER BY w.created_at_block DESC, w.withdrawal_root DESC
 		LIMIT ` + q.add(p.Take) + ` OFFSET ` + q.add(p.Skip)
@@ -208,7 +208,7 @@ func (db *DB) ListWithdrawalsWith(ctx context.Context, f WithdrawalFilter, p Pag
 		query = `
 		SELECT ` + withdrawalColumns + `
 		FROM withdrawals w
-		LEFT JOIN service_state st ON true
+		LEFT JOIN service_state st ON st.id
 		WHERE (w.created_at_block, w.withdrawal_root) <= (
 		    SELECT w.created_at_block, w.withdrawal_root
 		    FROM withdrawals w
@@ -296,7 +296,7 @@ func (k *listKeys) pendingCreatedAfter() string {
 
 // withdrawableBlock is a FROM item x whose block is the last creation block
 // of a withdrawable withdrawal (head − minimum delay), −1 without a head.
-const withdrawableBlock = `(SELECT COALESCE((SELECT head_block - min_withdrawal_delay_blocks FROM service_state), -1) AS block) x`
+const withdrawableBlock = `(SELECT COALESCE((SELECT head_block - min_withdrawal_delay_blocks FROM service_state WHERE id), -1) AS block) x`
 
 // listWithdrawalsByBuckets returns one page of the withdrawals matching f,
 // which has no staker and at most one of operator and strategy, newest
@@ -348,7 +348,7 @@ func (db *DB) listWithdrawalsByBuckets(ctx context.Context, f WithdrawalFilter, 
 		    LIMIT `+take+` OFFSET `+offset+`
 		) page
 		JOIN withdrawals w ON w.withdrawal_root = page.withdrawal_root
-		LEFT JOIN service_state st ON true
+		LEFT JOIN service_state st ON st.id
 		ORDER BY page.created_at_block DESC, page.withdrawal_root DESC`, q.args...); err != nil {
 		return nil, fmt.Errorf("list withdrawals: %w", Classify(err))
 	}
@@ -503,7 +503,7 @@ func (db *DB) WithdrawalsByRoots(ctx context.Context, roots []string) ([]Withdra
 	if err := db.selectPrepared(ctx, &out, `
 		SELECT `+withdrawalColumns+`
 		FROM withdrawals w
-		LEFT JOIN service_state st ON true
+		LEFT JOIN service_state st ON st.id
 		WHERE w.withdrawal_root = ANY($1)`, pq.Array(roots)); err != nil {
 		return nil, fmt.Errorf("withdrawals by root: %w", Classify(err))
 	}
@@ -536,7 +536,7 @@ func (db *DB) ListWithdrawalsByStakers(ctx context.Context, stakers []string, st
 		CROSS JOIN LATERAL (
 			SELECT `+withdrawalColumns+`
 			FROM withdrawals w
-			LEFT JOIN service_state st ON true
+			LEFT JOIN service_state st ON st.id
 			WHERE w.staker_address = k.key`+and(conds...)+`
 			ORDER BY w.created_at_block DESC, w.withdrawal_root DESC
 			LIMIT `+q.add(p.Take)+` OFFSET `+q.add(p.Skip)+`
