@@ -101,6 +101,35 @@ func TestLoad(t *testing.T) {
 	}
 }
 
+// TestLoadEndCutsOffRequests checks that a request still unanswered when
+// the run's time is up ends the run and is not counted as a failure.
+func TestLoadEndCutsOffRequests(t *testing.T) {
+	release := make(chan struct{})
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) > 1 {
+			select { // every request after the first waits for the end
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		fmt.Fprint(w, `{}`)
+	}))
+	defer srv.Close()
+	defer close(release)
+	c := NewClient(srv.URL, "k", 1)
+	defer c.Close()
+	next := func(*rand.Rand) Request { return Request{Method: "GET", Target: "/avs"} }
+	s := Load(context.Background(), c, 1, 100*time.Millisecond, 1, next, nil)
+	if s.Requests != 1 || s.Statuses[200] != 1 || s.TransportErrors != 0 {
+		t.Errorf("%d requests, statuses %v, %d transport errors; want the first one, answered, alone",
+			s.Requests, s.Statuses, s.TransportErrors)
+	}
+	if s.Elapsed > time.Minute {
+		t.Errorf("elapsed %v for a 100 ms run", s.Elapsed)
+	}
+}
+
 func TestRestartPhases(t *testing.T) {
 	var down atomic.Bool
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
