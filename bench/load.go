@@ -165,8 +165,11 @@ func (c *Client) Do(ctx context.Context, req Request) Outcome {
 		deadline, ctxDeadline = d, true
 	}
 	if err := c.hosts[i].DoDeadline(hr, res, deadline); err != nil {
-		if ctxDeadline && errors.Is(err, fasthttp.ErrTimeout) {
-			<-ctx.Done() // ctx's deadline has passed: its timer is due
+		if ctxDeadline && !time.Now().Before(deadline) {
+			// Cut off by ctx's deadline, whether fasthttp's timer or the
+			// connection's read deadline said so first (ErrTimeout or an
+			// i/o timeout): ctx's own timer is due.
+			<-ctx.Done()
 		}
 		if ctx.Err() != nil {
 			err = ctx.Err()

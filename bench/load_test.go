@@ -102,15 +102,30 @@ func TestLoad(t *testing.T) {
 }
 
 // TestLoadEndCutsOffRequests checks that a request still unanswered when
-// the run's time is up ends the run and is not counted as a failure.
+// the run's time is up ends the run and is not counted as a failure, be
+// it waiting for its response or in the middle of its body.
 func TestLoadEndCutsOffRequests(t *testing.T) {
+	for _, partial := range []bool{false, true} {
+		t.Run(fmt.Sprintf("partial=%v", partial), func(t *testing.T) { testLoadEndCutsOff(t, partial) })
+	}
+}
+
+func testLoadEndCutsOff(t *testing.T, partial bool) {
 	release := make(chan struct{})
 	var served atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if served.Add(1) > 1 {
+			if partial {
+				w.Header().Set("Content-Length", "100")
+				fmt.Fprint(w, `{"data":`)
+				w.(http.Flusher).Flush()
+			}
 			select { // every request after the first waits for the end
 			case <-release:
 			case <-r.Context().Done():
+			}
+			if partial {
+				return
 			}
 		}
 		fmt.Fprint(w, `{}`)
