@@ -284,6 +284,37 @@ func TestAVSStakerCounts(t *testing.T) {
 	if len(wrong) > 0 {
 		t.Errorf("%d registrations' staker counts are wrong, such as %s", len(wrong), wrong[0])
 	}
+	// And so are its counts by address bucket, which hold some stakers in
+	// several buckets.
+	wrong = nil
+	if err := storetest.SQL(t, db).SelectContext(ctx, &wrong, `
+		SELECT ao.avs_address || ' ' || ao.operator_address || ': ' || ao.staker_buckets::text || ' kept, ' || c.n::text || ' counted'
+		FROM avs_operators ao
+		JOIN avs a ON a.address = ao.avs_address
+		CROSS JOIN LATERAL (
+		    SELECT array_agg((
+		               SELECT count(*) FROM stakers s
+		               WHERE s.operator_address = ao.operator_address AND ao.is_active
+		                 AND s.holding_strategies && a.restakeable_strategies
+		                 AND substr(s.address, 3, 1) = d.digit
+		           )::integer ORDER BY d.position) AS n
+		    FROM unnest(string_to_array('0123456789abcdef', NULL)) WITH ORDINALITY AS d(digit, position)
+		) c
+		WHERE ao.staker_buckets IS DISTINCT FROM c.n`); err != nil {
+		t.Fatal(err)
+	}
+	if len(wrong) > 0 {
+		t.Errorf("%d registrations' staker counts by bucket are wrong, such as %s", len(wrong), wrong[0])
+	}
+	var spread int
+	if err := storetest.SQL(t, db).GetContext(ctx, &spread, `
+		SELECT count(*) FROM avs_operators
+		WHERE (SELECT count(*) FROM unnest(staker_buckets) n WHERE n > 0) >= 3`); err != nil {
+		t.Fatal(err)
+	}
+	if spread == 0 {
+		t.Fatal("no registration has stakers in three buckets or more; the test needs one")
+	}
 	withStakers := 0
 	for _, a := range avs {
 		if kept[a] != counted[a] {
@@ -344,10 +375,10 @@ func TestDeepDepositPages(t *testing.T) {
 // TestAVSStakerPages checks pages of an AVS's stakers, read operator by
 // operator, against the plain ordering of the stakers its totalStakers
 // counts, with and without an update time, for the AVS with the most
-// operators. Later pages start at the operator the registrations' staker
-// counts point to, and at the first operator while the data is marked as
-// not refreshed; skips around the operators' boundaries and the end check
-// both.
+// operators. Later pages start at the operator and address bucket the
+// registrations' staker counts point to, and at the first operator while
+// the data is marked as not refreshed; skips around the operators' and
+// the largest operator's buckets' boundaries and the end check both.
 func TestAVSStakerPages(t *testing.T) {
 	db := maintainedWorld(t)
 	ctx := context.Background()
@@ -382,6 +413,29 @@ func TestAVSStakerPages(t *testing.T) {
 	}
 	skips := []int{0, 11, 150, total - 5, total - 1, total, total + 1}
 	for _, b := range boundaries {
+		skips = append(skips, b-1, b, b+1)
+	}
+	// The stakers before each address bucket of the AVS's operator with
+	// the most stakers: a page starting there, or just before or after,
+	// begins at a bucket's first staker or crosses into it.
+	var buckets []int
+	if err := sql.SelectContext(ctx, &buckets, `
+		SELECT r.before + sum(u.n) OVER (ORDER BY u.bucket) - u.n
+		FROM (
+		    SELECT operator_address, total_stakers, staker_buckets,
+		           sum(total_stakers) OVER (ORDER BY operator_address) - total_stakers AS before
+		    FROM avs_operators WHERE avs_address = $1 AND is_active
+		) r
+		CROSS JOIN LATERAL unnest(r.staker_buckets) WITH ORDINALITY AS u(n, bucket)
+		WHERE r.total_stakers = (SELECT max(total_stakers) FROM avs_operators WHERE avs_address = $1 AND is_active)
+		  AND u.n > 0
+		ORDER BY 1 LIMIT 16`, avs); err != nil {
+		t.Fatal(err)
+	}
+	if len(buckets) < 4 {
+		t.Fatalf("the AVS's largest operator has stakers in %d address buckets; the test needs 4", len(buckets))
+	}
+	for _, b := range buckets[1:] {
 		skips = append(skips, b-1, b, b+1)
 	}
 	check := func(state string) {
@@ -426,7 +480,7 @@ func TestAVSStakerPages(t *testing.T) {
 	// and its refresh, are not used while the data is marked so.
 	for _, stmt := range []string{
 		`UPDATE service_state SET dirty_since = now()`,
-		`UPDATE avs_operators SET total_stakers = total_stakers + 3 WHERE avs_address = '` + avs + `'`,
+		`UPDATE avs_operators SET total_stakers = total_stakers + 3, staker_buckets = array_fill(5, ARRAY[16]) WHERE avs_address = '` + avs + `'`,
 	} {
 		if _, err := sql.ExecContext(ctx, stmt); err != nil {
 			t.Fatal(err)

@@ -292,16 +292,21 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 			-- The stakers each registration brings its AVS (the stakers
 			-- ListAVSStakers lists): those delegated to the operator that
 			-- hold shares in a strategy the AVS restakes, while the
-			-- registration is active.
+			-- registration is active; in all and by address bucket.
 			WITH holding_counts AS (
 			    -- The delegated stakers by operator and set of strategies
-			    -- with positive shares (their holding strategies).
-			    SELECT operator_address, holding_strategies AS strategies, count(*) AS n
-			    FROM stakers
-			    WHERE operator_address IS NOT NULL AND holding_strategies <> '{}'
+			    -- with positive shares (their holding strategies), in all
+			    -- and in each address bucket (b1 to b16).
+			    SELECT operator_address, holding_strategies AS strategies, count(*) AS n` + bucketCounts("bucket") + `
+			    FROM (
+			        SELECT operator_address, holding_strategies, ` + addressBucket("address") + ` AS bucket
+			        FROM stakers
+			        WHERE operator_address IS NOT NULL AND holding_strategies <> '{}'
+			    ) s
 			    GROUP BY operator_address, holding_strategies
 			), registration_stakers AS (
-			    SELECT ao.avs_address, ao.operator_address, COALESCE(sum(hc.n), 0) AS n
+			    SELECT ao.avs_address, ao.operator_address, COALESCE(sum(hc.n), 0) AS n,
+			           ` + bucketSums("hc") + ` AS buckets
 			    FROM avs_operators ao
 			    JOIN avs a ON a.address = ao.avs_address
 			    LEFT JOIN holding_counts hc
@@ -310,10 +315,10 @@ func (tx *Tx) Refresh(ctx context.Context, now time.Time) error {
 			    GROUP BY ao.avs_address, ao.operator_address
 			)
 			UPDATE avs_operators ao
-			SET total_stakers = r.n
+			SET total_stakers = r.n, staker_buckets = r.buckets
 			FROM registration_stakers r
 			WHERE ao.avs_address = r.avs_address AND ao.operator_address = r.operator_address
-			  AND ao.total_stakers IS DISTINCT FROM r.n`, nil},
+			  AND (ao.total_stakers, ao.staker_buckets) IS DISTINCT FROM (r.n, r.buckets)`, nil},
 		{"avs totals", `
 			WITH avs_stakers AS (
 			    SELECT avs_address, sum(total_stakers) AS n

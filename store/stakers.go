@@ -88,6 +88,38 @@ func avsStakerCondition(active, holdings, strategies string) string {
 	return active + " AND " + holdings + " && " + strategies
 }
 
+// registrationBuckets is the number of address buckets in which each
+// registration's stakers are counted (avs_operators.staker_buckets): one
+// per first hex digit of the address after 0x.
+const registrationBuckets = 16
+
+// addressBucket returns the expression of the address bucket, from 1 to
+// registrationBuckets in address order, of the address expression addr.
+func addressBucket(addr string) string {
+	return "position(substr(" + addr + ", 3, 1) IN '0123456789abcdef')"
+}
+
+// bucketCounts returns the select-list items b1 to b16 that count, in
+// a group, the rows whose bucket expression is each bucket.
+func bucketCounts(bucket string) string {
+	var b strings.Builder
+	for i := 1; i <= registrationBuckets; i++ {
+		fmt.Fprintf(&b, ",\n\t\t\t\t   count(*) FILTER (WHERE %s = %d) AS b%d", bucket, i, i)
+	}
+	return b.String()
+}
+
+// bucketSums returns the integer array of the sums, in a group, of the
+// bucket counts b1 to b16 of the relation rel (see bucketCounts); a
+// group without rows sums to zeros.
+func bucketSums(rel string) string {
+	sums := make([]string, registrationBuckets)
+	for i := range sums {
+		sums[i] = fmt.Sprintf("COALESCE(sum(%s.b%d), 0)", rel, i+1)
+	}
+	return "ARRAY[" + strings.Join(sums, ", ") + "]::integer[]"
+}
+
 // ListAVSStakers returns, for each of the given AVS, one page of its
 // stakers (those its totalStakers counts) ordered by operator and staker
 // address, all in one statement. Rows are grouped by AVS in the order of
@@ -107,8 +139,11 @@ func avsStakerCondition(active, holdings, strategies string) string {
 //
 // A later page of all the stakers starts at the operator holding its
 // first staker, found by adding the registrations' refreshed staker counts
-// in operator order, and skips only within that operator: that operator's
-// read skips to the page's first staker and every operator's read stops
+// in operator order, and within it at the address bucket holding that
+// staker, found by adding the registration's counts by bucket
+// (avs_operators.staker_buckets), so that it skips only within that
+// bucket: that operator's read starts at the bucket's lowest address and
+// skips to the page's first staker, and every operator's read stops
 // at take stakers, so that only the page's candidates are sorted. Skipping
 // after the sort instead had sorted all the skipped stakers too (8,778
 // stakers deep into an AVS's first operator: 6.6-8.3 ms, now 3.3-4.5 in
@@ -120,24 +155,47 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, 
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	start := `SELECT ''::text AS operator_address, $3::bigint AS skip`
+	start := `SELECT ''::text AS operator_address, ''::text AS lowest, $3::bigint AS skip`
 	if f == (StakerFilter{}) && p.Skip > 0 {
 		start = `
 			WITH refreshed AS (
 			    SELECT NOT EXISTS (SELECT 1 FROM service_state WHERE id AND dirty_since IS NOT NULL) AS yes
 			)
-			(SELECT r.operator_address::text AS operator_address, ($3 - (r.through - r.total_stakers))::bigint AS skip
+			(SELECT r.operator_address::text AS operator_address, COALESCE(b.lowest, '') AS lowest,
+			        COALESCE(b.skip, r.within)::bigint AS skip
 			 FROM (
-			     SELECT ao.operator_address, ao.total_stakers,
-			            sum(ao.total_stakers) OVER (ORDER BY ao.operator_address) AS through
-			     FROM avs_operators ao
-			     WHERE ao.avs_address = k.key AND ao.is_active
-			 ) r, refreshed
-			 WHERE refreshed.yes AND r.through > $3
-			 ORDER BY r.operator_address
-			 LIMIT 1)
+			     SELECT r.operator_address, $3 - (r.through - r.total_stakers) AS within
+			     FROM (
+			         SELECT ao.operator_address, ao.total_stakers,
+			                sum(ao.total_stakers) OVER (ORDER BY ao.operator_address) AS through
+			         FROM avs_operators ao
+			         WHERE ao.avs_address = k.key AND ao.is_active
+			     ) r
+			     WHERE r.through > $3
+			     ORDER BY r.operator_address
+			     LIMIT 1
+			 ) r
+			 CROSS JOIN refreshed
+			 LEFT JOIN LATERAL (
+			     -- The operator's bucket holding the page's first staker:
+			     -- its lowest address, written as a whole address (which
+			     -- every collation orders like the addresses), and its
+			     -- stakers before the page.
+			     SELECT '0x' || to_hex(u.bucket::integer - 1) || repeat('0', 39) AS lowest,
+			            r.within - (u.through - u.n) AS skip
+			     FROM (
+			         SELECT u.n, u.bucket, sum(u.n) OVER (ORDER BY u.bucket) AS through
+			         FROM avs_operators ao
+			         CROSS JOIN LATERAL unnest(ao.staker_buckets) WITH ORDINALITY AS u(n, bucket)
+			         WHERE ao.avs_address = k.key AND ao.operator_address = r.operator_address
+			     ) u
+			     WHERE u.through > r.within
+			     ORDER BY u.bucket
+			     LIMIT 1
+			 ) b ON true
+			 WHERE refreshed.yes)
 			UNION ALL
-			SELECT '', $3 FROM refreshed WHERE NOT refreshed.yes`
+			SELECT '', '', $3 FROM refreshed WHERE NOT refreshed.yes`
 	}
 	// A page without a date is kept prepared: its generic plan is the one
 	// PostgreSQL makes for any skip and take, and planning took three
@@ -173,6 +231,7 @@ func (db *DB) ListAVSStakers(ctx context.Context, avs []string, f StakerFilter, 
 				SELECT s.address
 				FROM stakers s
 				WHERE s.operator_address = ao.operator_address
+				  AND s.address >= CASE WHEN ao.operator_address = start.operator_address THEN start.lowest ELSE '' END
 				  AND `+avsStakerCondition("TRUE", "s.holding_strategies", "a.restakeable_strategies")+since+`
 				ORDER BY s.address
 				LIMIT CASE WHEN start.operator_address = '' THEN $2::bigint + start.skip ELSE $2::bigint END
