@@ -38,7 +38,8 @@ import (
 // plan PostgreSQL chooses for each (EXPLAIN (FORMAT JSON), with the same
 // arguments):
 //
-//   - no sequential scan of a large table (largeTableRows rows or more);
+//   - no sequential scan of a large table (largeTableRows rows or more,
+//     or bloatedTablePages pages or more with fewer rows than pages);
 //   - no scan of a large table without an index condition unless a LIMIT
 //     bounds it with nothing in between that reads its whole input;
 //   - no sort of more than maxSortRows estimated rows outside such a
