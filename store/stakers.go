@@ -89,9 +89,10 @@ func avsStakerCondition(active, holdings, strategies string) string {
 }
 
 // registrationBuckets is the number of address buckets in which each
-// registration's stakers are counted (avs_operators.staker_buckets): one
-// per first hex digit of the address after 0x.
-const registrationBuckets = 16
+// registration's stakers are counted (avs_operators.staker_buckets): the
+// buckets of AddressBuckets, one per first hex digit of the address after
+// 0x.
+const registrationBuckets = len(AddressBuckets{})
 
 // addressBucket returns the expression of the address bucket, from 1 to
 // registrationBuckets in address order, of the address expression addr.
